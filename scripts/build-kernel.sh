@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build (or reuse) a Rust-enabled test kernel from Debian's linux-source package.
+#
+#   scripts/build-kernel.sh [--print-dir] [debug|perf]
+#
+#   debug  (default) the test kernel: KASAN, lockdep, kmemleak, debug objects, KUnit
+#   perf   the benchmark kernel: no debug instrumentation
+#
+# The source is unpacked once into $TW_CACHE/src; each flavour builds into its own output
+# directory $TW_CACHE/build-FLAVOUR, configured from kernel/base.config + kernel/FLAVOUR.config
+# over allnoconfig. The build is reused while the kernel version, the fragments and the
+# toolchain are unchanged (a key stored beside it). Every line of the fragments is checked
+# against the resulting .config: allnoconfig silently drops options whose dependencies are off.
+#
+# With --print-dir, the build directory is printed on stdout (everything else goes to stderr).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/lib.sh
+. "$here/lib.sh"
+
+print_dir=0
+flavour=debug
+for arg in "$@"; do
+	case "$arg" in
+	-h | --help)
+		sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'
+		exit 0
+		;;
+	--print-dir) print_dir=1 ;;
+	debug | perf) flavour=$arg ;;
+	*) die "unknown argument '$arg' (see --help)" ;;
+	esac
+done
+
+tarball=$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | sort -V | tail -n 1 || true)
+[ -n "$tarball" ] || die "no /usr/src/linux-source-*.tar.xz: run scripts/setup.sh first"
+pkg=$(basename "$tarball" .tar.xz)
+pkgver=$(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null || echo unknown)
+src=$TW_CACHE/src/$pkg
+out=$TW_CACHE/build-$flavour
+fragment=$out.fragment
+
+mkdir -p "$TW_CACHE/src"
+exec 9>"$TW_CACHE/.kernel-lock"
+flock 9
+
+# Unpack the source once per package version.
+if [ "$(cat "$src/.tw-pkgver" 2>/dev/null)" != "$pkgver" ]; then
+	log "unpacking $tarball ($pkgver)"
+	rm -rf "$src"
+	tar -C "$TW_CACHE/src" -xf "$tarball"
+	echo "$pkgver" >"$src/.tw-pkgver"
+fi
+
+cat "$TW_TOP/kernel/base.config" "$TW_TOP/kernel/$flavour.config" >"$fragment.new"
+key=$(
+	{
+		echo "$pkgver"
+		cat "$fragment.new"
+		rustc --version
+		bindgen --version
+		"clang$LLVM" --version | head -n 1
+	} | sha256sum | cut -c1-16
+)
+
+# Every "CONFIG_X=v" must appear as such, every "# CONFIG_X is not set" must not be set.
+check_fragment() {
+	local line name missing=0
+	while IFS= read -r line; do
+		case "$line" in
+		CONFIG_*=*)
+			grep -qxF "$line" "$out/.config" || {
+				log "fragment option missing from .config: $line (have: $(grep -E "^(# )?${line%%=*}[= ]" "$out/.config" || echo unset))"
+				missing=1
+			}
+			;;
+		"# CONFIG_"*" is not set")
+			name=${line#\# }
+			name=${name%% *}
+			if grep -q "^$name=" "$out/.config"; then
+				log "fragment says $name is not set, but .config has $(grep "^$name=" "$out/.config")"
+				missing=1
+			fi
+			;;
+		esac
+	done <"$fragment.new"
+	[ "$missing" = 0 ] || die "the $flavour kernel configuration does not match kernel/*.config (see above)"
+}
+
+if [ "$(cat "$out/.tw-key" 2>/dev/null)" = "$key" ] && [ -f "$out/arch/x86/boot/bzImage" ]; then
+	log "reusing cached $flavour kernel in $out (key $key)"
+else
+	start=$(date +%s)
+	log "building the $flavour kernel in $out (key $key); from scratch this takes 10-15 minutes on 2 cores"
+	rm -rf "$out"
+	mkdir -p "$out"
+	mv "$fragment.new" "$fragment"
+	cp "$fragment" "$fragment.new"
+	make -s -C "$src" O="$out" LLVM="$LLVM" KCONFIG_ALLCONFIG="$fragment" allnoconfig >&2
+	check_fragment
+	make -s -C "$src" O="$out" LLVM="$LLVM" rustavailable >&2 ||
+		die "the kernel says Rust is not available with this toolchain: run scripts/setup.sh"
+	make -s -C "$src" O="$out" LLVM="$LLVM" -j"$(($(nproc) + 1))" >&2
+	echo "$key" >"$out/.tw-key"
+	log "built the $flavour kernel in $(($(date +%s) - start)) s"
+fi
+check_fragment
+rm -f "$fragment.new"
+[ "$print_dir" = 0 ] || echo "$out"

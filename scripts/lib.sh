@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shared settings for the scripts: sourced, never run.
+#
+# TW_CACHE holds everything built or installed outside the repository: the kernel trees, the
+# virtme-ng venv, guest logs of the last run. Override it to keep several caches apart.
+
+TW_CACHE=${TW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rust_timerwheel}
+TW_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# The toolchain the kernel is built with (see scripts/setup.sh for where each comes from).
+export LLVM=${LLVM:--19}
+export LIBCLANG_PATH=${LIBCLANG_PATH:-/usr/lib/llvm-19/lib}
+export RUST_LIB_SRC=${RUST_LIB_SRC:-/usr/lib/rustlib/src/rust/library}
+export PATH="$HOME/.cargo/bin:$TW_CACHE/venv/bin:$PATH"
+
+log() {
+	printf '[%s] %s\n' "$(basename "$0")" "$*" >&2
+}
+
+die() {
+	printf '[%s] error: %s\n' "$(basename "$0")" "$*" >&2
+	exit 1
+}

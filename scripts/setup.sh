@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install everything rust_timerwheel needs on a Debian 12 (bookworm) machine, versions pinned.
+#
+# Idempotent: a second run checks what is there and changes nothing. Needs root (apt).
+#
+#   scripts/setup.sh [--help]
+#
+# What it installs, and why each piece:
+#   - bookworm:  clang/lld/llvm 19 + libclang (the kernel's Rust needs LLVM >= 17 and, with
+#                KASAN, a clang-built kernel), the kernel build dependencies, busybox for
+#                virtme-ng's initramfs;
+#   - bookworm-backports: QEMU 10 (matches the machine's qemu-utils);
+#   - trixie-backports: Debian's linux-source-7.3 (the kernel we build) and rust-src, the Rust
+#                std sources that must match `rustc --version` exactly;
+#   - crates.io: bindgen-cli;   PyPI: virtme-ng (in a venv under the cache directory).
+#
+# Extra Debian suites reuse the mirror of the machine's own apt configuration and are pinned at
+# priority 100, so only the packages named here come from them.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/lib.sh
+. "$here/lib.sh"
+
+usage() {
+	sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'
+}
+case "${1:-}" in
+-h | --help)
+	usage
+	exit 0
+	;;
+"") ;;
+*)
+	usage >&2
+	exit 2
+	;;
+esac
+
+# Pinned versions. The kernel, the Rust std sources and the compiler move together: change them
+# in one commit, and the kernel cache key (scripts/lib.sh) follows.
+LINUX_SOURCE_PKG=linux-source-7.3
+LINUX_SOURCE_VER=7.3.4-1~bpo13+1
+RUST_SRC_VER=1.95.0+dfsg1-2~bpo13+1
+QEMU_VER=1:10.0.2+ds-2+deb13u1~bpo12+1
+LLVM_VER=19
+BINDGEN_VER=0.73.2
+VIRTME_NG_VER=1.42
+
+BOOKWORM_PKGS=(
+	"clang-$LLVM_VER" "lld-$LLVM_VER" "llvm-$LLVM_VER" "libclang-$LLVM_VER-dev"
+	flex bison bc libelf-dev libssl-dev cpio xz-utils make python3-venv busybox-static
+	kmod
+)
+
+need_root() {
+	[ "$(id -u)" = 0 ] || die "setup needs root for apt-get (run it as root or with sudo)"
+}
+
+# Add bookworm-backports, trixie and trixie-backports from the mirror the machine already uses.
+add_suites() {
+	local src=/etc/apt/sources.list.d/debian.sources list=/etc/apt/sources.list.d/rust-timerwheel.sources
+	local pin=/etc/apt/preferences.d/rust-timerwheel uris
+	if [ -f "$src" ]; then
+		uris=$(awk '/^URIs:/ { print $2; exit }' "$src")
+	else
+		uris=$(awk '$1 == "deb" && $3 ~ /^bookworm$/ { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)
+	fi
+	[ -n "$uris" ] || die "cannot find the Debian mirror in the machine's apt configuration"
+	local want
+	want=$(printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports trixie trixie-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' "$uris")
+	local pinwant
+	pinwant=$(printf 'Package: *\nPin: release n=trixie\nPin-Priority: 100\n\nPackage: *\nPin: release n=trixie-backports\nPin-Priority: 100\n\nPackage: *\nPin: release n=bookworm-backports\nPin-Priority: 100\n')
+	local changed=0
+	if [ "$(cat "$list" 2>/dev/null)" != "$want" ]; then
+		printf '%s\n' "$want" >"$list"
+		changed=1
+	fi
+	if [ "$(cat "$pin" 2>/dev/null)" != "$pinwant" ]; then
+		printf '%s\n' "$pinwant" >"$pin"
+		changed=1
+	fi
+	local stamp=/var/lib/apt/lists/.rust-timerwheel-updated
+	if [ "$changed" = 1 ] || [ ! -f "$stamp" ]; then
+		log "apt-get update"
+		apt-get update -qq
+		touch "$stamp"
+	fi
+}
+
+# Succeeds when every "name=version" or "name" argument is installed (at that version).
+installed() {
+	local p name ver have
+	for p in "$@"; do
+		name=${p%%=*}
+		have=$(dpkg-query -W -f='${Status} ${Version}' "$name" 2>/dev/null || true)
+		case "$have" in
+		"install ok installed "*) ;;
+		*) return 1 ;;
+		esac
+		if [ "$name" != "$p" ]; then
+			ver=${p#*=}
+			[ "${have#install ok installed }" = "$ver" ] || return 1
+		fi
+	done
+}
+
+# apt_install [-t SUITE] PKG[=VER]...: with -t, dependencies may come from SUITE as well.
+apt_install() {
+	local target=()
+	if [ "$1" = -t ]; then
+		target=(-t "$2")
+		shift 2
+	fi
+	if installed "$@"; then
+		return 0
+	fi
+	log "apt-get install ${target[*]} $*"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${target[@]}" "$@" >/dev/null
+}
+
+check_rust_src() {
+	local rustc_ver deb_ver
+	rustc_ver=$(rustc --version | awk '{ print $2 }')
+	deb_ver=${RUST_SRC_VER%%+*}
+	if [ "$rustc_ver" != "$deb_ver" ]; then
+		die "rustc is $rustc_ver but the pinned Debian rust-src is $deb_ver: the kernel needs the std sources of the very compiler it uses. Install rustc $deb_ver or pin the rust-src that matches $rustc_ver in scripts/setup.sh."
+	fi
+	[ -f "$RUST_LIB_SRC/core/src/lib.rs" ] || die "rust-src is installed but $RUST_LIB_SRC/core/src/lib.rs is missing"
+}
+
+install_bindgen() {
+	local have
+	have=$(bindgen --version 2>/dev/null | awk '{ print $2 }' || true)
+	[ "$have" = "$BINDGEN_VER" ] && return 0
+	log "cargo install bindgen-cli $BINDGEN_VER"
+	cargo install --locked --quiet bindgen-cli --version "$BINDGEN_VER"
+}
+
+install_virtme_ng() {
+	local venv=$TW_CACHE/venv
+	if [ -x "$venv/bin/vng" ] && [ "$("$venv/bin/pip" show virtme-ng 2>/dev/null | awk '/^Version:/ { print $2 }')" = "$VIRTME_NG_VER" ]; then
+		return 0
+	fi
+	log "pip install virtme-ng==$VIRTME_NG_VER into $venv"
+	mkdir -p "$TW_CACHE"
+	python3 -m venv "$venv"
+	"$venv/bin/pip" install -q "virtme-ng==$VIRTME_NG_VER"
+}
+
+main() {
+	command -v rustc >/dev/null || die "no rustc on PATH: install Rust (rustup) first"
+	command -v cargo >/dev/null || die "no cargo on PATH"
+	need_root
+	add_suites
+	apt_install "${BOOKWORM_PKGS[@]}"
+	apt_install -t bookworm-backports "qemu-system-x86=$QEMU_VER"
+	apt_install "$LINUX_SOURCE_PKG=$LINUX_SOURCE_VER"
+	apt_install "rust-src=$RUST_SRC_VER"
+	check_rust_src
+	install_bindgen
+	install_virtme_ng
+	log "setup complete: rustc $(rustc --version | awk '{ print $2 }'), bindgen $BINDGEN_VER, clang $LLVM_VER, QEMU ${QEMU_VER#1:}, virtme-ng $VIRTME_NG_VER"
+}
+
+main

@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The storage every scheme shares: a fixed array of timer entries, a free list, the clock and
+//! the due queue.
+//!
+//! Entries are addressed by `u32` index and linked into intrusive doubly-linked lists (wheel
+//! slots, the ordered list, the due queue) through their `prev`/`next` fields, so that a
+//! [`Handle`] reaches its entry, and unlinks it, in O(1) without a search. A [`List`] is just
+//! a head and a tail index; it lives in the scheme (one per slot), the links live here.
+//!
+//! Each entry carries a generation, bumped whenever it is freed. A handle names an index and
+//! the generation it was issued with, so a handle to a timer that fired or was stopped (and
+//! whose entry may since have been reused) is recognised as stale instead of cancelling
+//! somebody else's timer.
+//!
+//! The entry's `list` field tags where it is: [`FREE`], [`QUEUED`] (on the due queue), or a
+//! number of the scheme's choosing (the slot it is in), so that `stop` knows which list to
+//! unlink it from.
+
+use super::{Config, Error, Expired, Handle, Storage, MAX_INTERVAL};
+
+/// The null index.
+pub const NIL: u32 = u32::MAX;
+/// `Entry::list` of a free entry.
+pub const FREE: u32 = u32::MAX;
+/// `Entry::list` of an entry on the due queue.
+pub const QUEUED: u32 = u32::MAX - 1;
+
+/// One timer.
+#[derive(Clone, Copy, Debug)]
+pub struct Entry {
+    /// The request id given at start.
+    pub id: u64,
+    /// The absolute tick the timer is due on.
+    pub deadline: u64,
+    /// A word for the scheme: rounds left (scheme 6), the differential time (scheme 2), the
+    /// heap position (scheme 3), ticks left (scheme 1).
+    pub aux: u64,
+    /// Previous entry on the same list, or [`NIL`].
+    pub prev: u32,
+    /// Next entry on the same list (or on the free list), or [`NIL`].
+    pub next: u32,
+    /// Bumped on every free; see [`Handle`].
+    pub generation: u32,
+    /// Where the entry is: [`FREE`], [`QUEUED`], or a scheme-defined list number.
+    pub list: u32,
+}
+
+/// An intrusive list of entries: head and tail index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct List {
+    /// First entry, or [`NIL`].
+    pub head: u32,
+    /// Last entry, or [`NIL`].
+    pub tail: u32,
+}
+
+impl List {
+    /// The empty list.
+    pub const EMPTY: List = List {
+        head: NIL,
+        tail: NIL,
+    };
+
+    /// Whether the list has no entry.
+    pub const fn is_empty(&self) -> bool {
+        self.head == NIL
+    }
+}
+
+impl Default for List {
+    fn default() -> Self {
+        List::EMPTY
+    }
+}
+
+/// Entries, free list, clock and due queue.
+///
+/// # Invariants
+///
+/// - Every entry is on exactly one list: the free list (`list == FREE`), the due queue
+///   (`list == QUEUED`), or one scheme list (any other value).
+/// - `len` counts the entries not on the free list; `queued` those on the due queue.
+pub struct Arena<S: Storage> {
+    entries: S::Buf<Entry>,
+    free: u32,
+    due: List,
+    now: u64,
+    len: usize,
+    queued: usize,
+}
+
+impl<S: Storage> Arena<S> {
+    /// An arena for `config.capacity` timers with the clock at `config.start`.
+    pub fn new(config: &Config) -> Result<Self, Error> {
+        let cap = config.capacity;
+        if cap == 0 || cap >= QUEUED {
+            return Err(Error::Config);
+        }
+        let entries = S::alloc(cap as usize, |i| Entry {
+            id: 0,
+            deadline: 0,
+            aux: 0,
+            prev: NIL,
+            next: if i + 1 < cap as usize {
+                i as u32 + 1
+            } else {
+                NIL
+            },
+            generation: 0,
+            list: FREE,
+        })?;
+        Ok(Arena {
+            entries,
+            free: 0,
+            due: List::EMPTY,
+            now: config.start,
+            len: 0,
+            queued: 0,
+        })
+    }
+
+    /// The current tick.
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// Advances the clock one tick (modulo 2^64) and returns the new tick.
+    pub fn advance(&mut self) -> u64 {
+        self.now = self.now.wrapping_add(1);
+        self.now
+    }
+
+    /// The deadline of a timer started now with `interval`, if the interval is valid.
+    pub fn deadline(&self, interval: u64) -> Result<u64, Error> {
+        if interval == 0 || interval >= MAX_INTERVAL {
+            return Err(Error::Interval);
+        }
+        Ok(self.now.wrapping_add(interval))
+    }
+
+    /// Ticks from now until `deadline` (modulo 2^64).
+    pub fn remaining(&self, deadline: u64) -> u64 {
+        deadline.wrapping_sub(self.now)
+    }
+
+    /// Entries in use: pending plus queued.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no entry is in use.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Entries on the due queue.
+    pub fn queued(&self) -> usize {
+        self.queued
+    }
+
+    /// Entries in use and not queued.
+    pub fn pending(&self) -> usize {
+        self.len - self.queued
+    }
+
+    /// The fixed capacity.
+    pub fn capacity(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Bytes allocated for the entries.
+    pub fn memory_bytes(&self) -> usize {
+        self.entries.len() * core::mem::size_of::<Entry>()
+    }
+
+    /// Takes a free entry for a timer `(id, deadline)`, not yet on any scheme list.
+    pub fn alloc(&mut self, id: u64, deadline: u64) -> Result<u32, Error> {
+        let idx = self.free;
+        if idx == NIL {
+            return Err(Error::Full);
+        }
+        let e = &mut self.entries[idx as usize];
+        self.free = e.next;
+        e.id = id;
+        e.deadline = deadline;
+        e.aux = 0;
+        e.prev = NIL;
+        e.next = NIL;
+        // Not free, not queued: the scheme links it and sets `list` next.
+        e.list = 0;
+        self.len += 1;
+        Ok(idx)
+    }
+
+    /// The handle naming entry `idx` as it is now.
+    pub fn handle(&self, idx: u32) -> Handle {
+        Handle::new(idx, self.entries[idx as usize].generation)
+    }
+
+    /// The entry a handle names, if it is still outstanding.
+    pub fn resolve(&self, handle: Handle) -> Result<u32, Error> {
+        let idx = handle.index();
+        match self.entries.get(idx as usize) {
+            Some(e) if e.list != FREE && e.generation == handle.generation() => Ok(idx),
+            _ => Err(Error::Stale),
+        }
+    }
+
+    /// Entry `idx`.
+    pub fn entry(&self, idx: u32) -> &Entry {
+        &self.entries[idx as usize]
+    }
+
+    /// Entry `idx`, mutably.
+    pub fn entry_mut(&mut self, idx: u32) -> &mut Entry {
+        &mut self.entries[idx as usize]
+    }
+
+    /// Whether entry `idx` is on the due queue.
+    pub fn is_queued(&self, idx: u32) -> bool {
+        self.entries[idx as usize].list == QUEUED
+    }
+
+    /// Frees entry `idx`, unlinking it from the due queue if it is there (a scheme unlinks it
+    /// from its own lists first). Returns its request id.
+    pub fn release(&mut self, idx: u32) -> u64 {
+        if self.is_queued(idx) {
+            let mut due = self.due;
+            self.unlink(&mut due, idx);
+            self.due = due;
+            self.queued -= 1;
+        }
+        let free = self.free;
+        let e = &mut self.entries[idx as usize];
+        e.generation = e.generation.wrapping_add(1);
+        e.list = FREE;
+        e.prev = NIL;
+        e.next = free;
+        self.free = idx;
+        self.len -= 1;
+        e.id
+    }
+
+    /// Appends entry `idx`, on no list, to the due queue.
+    pub fn queue(&mut self, idx: u32) {
+        let mut due = self.due;
+        self.push_back(&mut due, QUEUED, idx);
+        self.due = due;
+        self.queued += 1;
+    }
+
+    /// Takes the oldest entry off the due queue and frees it.
+    pub fn pop_due(&mut self) -> Option<Expired> {
+        let idx = self.due.head;
+        if idx == NIL {
+            return None;
+        }
+        let handle = self.handle(idx);
+        let deadline = self.entries[idx as usize].deadline;
+        let id = self.release(idx);
+        Some(Expired {
+            handle,
+            id,
+            deadline,
+        })
+    }
+
+    /// Appends entry `idx`, on no list, to `list`, tagging it `tag`.
+    pub fn push_back(&mut self, list: &mut List, tag: u32, idx: u32) {
+        let tail = list.tail;
+        {
+            let e = &mut self.entries[idx as usize];
+            e.prev = tail;
+            e.next = NIL;
+            e.list = tag;
+        }
+        if tail == NIL {
+            list.head = idx;
+        } else {
+            self.entries[tail as usize].next = idx;
+        }
+        list.tail = idx;
+    }
+
+    /// Inserts entry `idx`, on no list, before entry `at` of `list` (at the end if `at` is
+    /// [`NIL`]), tagging it `tag`.
+    pub fn insert_before(&mut self, list: &mut List, tag: u32, at: u32, idx: u32) {
+        if at == NIL {
+            return self.push_back(list, tag, idx);
+        }
+        let prev = self.entries[at as usize].prev;
+        {
+            let e = &mut self.entries[idx as usize];
+            e.prev = prev;
+            e.next = at;
+            e.list = tag;
+        }
+        self.entries[at as usize].prev = idx;
+        if prev == NIL {
+            list.head = idx;
+        } else {
+            self.entries[prev as usize].next = idx;
+        }
+    }
+
+    /// Unlinks entry `idx` from `list`, the list it is on. Its `list` tag is left for the
+    /// caller to overwrite.
+    pub fn unlink(&mut self, list: &mut List, idx: u32) {
+        let Entry { prev, next, .. } = self.entries[idx as usize];
+        if prev == NIL {
+            list.head = next;
+        } else {
+            self.entries[prev as usize].next = next;
+        }
+        if next == NIL {
+            list.tail = prev;
+        } else {
+            self.entries[next as usize].prev = prev;
+        }
+        let e = &mut self.entries[idx as usize];
+        e.prev = NIL;
+        e.next = NIL;
+    }
+
+    /// Detaches the whole of `list`, returning its first entry; follow it with
+    /// [`Arena::next`]. The entries keep their links until they are linked elsewhere.
+    pub fn take(&mut self, list: &mut List) -> u32 {
+        let head = list.head;
+        *list = List::EMPTY;
+        head
+    }
+
+    /// The entry after `idx` on its list, or [`NIL`].
+    pub fn next(&self, idx: u32) -> u32 {
+        self.entries[idx as usize].next
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::HostStorage;
+
+    fn arena(cap: u32) -> Arena<HostStorage> {
+        Arena::new(&Config {
+            capacity: cap,
+            slots: 1,
+            start: 0,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn handles_go_stale_when_freed() {
+        let mut a = arena(2);
+        let i = a.alloc(7, 3).unwrap();
+        let h = a.handle(i);
+        assert_eq!(a.resolve(h), Ok(i));
+        assert_eq!(a.release(i), 7);
+        assert_eq!(a.resolve(h), Err(Error::Stale));
+        // The entry is reused with a new generation: the old handle stays stale.
+        let j = a.alloc(8, 4).unwrap();
+        assert_eq!(j, i);
+        assert_eq!(a.resolve(h), Err(Error::Stale));
+        assert_eq!(a.resolve(a.handle(j)), Ok(j));
+        assert_eq!(a.resolve(Handle::new(99, 0)), Err(Error::Stale));
+    }
+
+    #[test]
+    fn full_arena_refuses_and_recovers() {
+        let mut a = arena(2);
+        let i = a.alloc(1, 1).unwrap();
+        a.alloc(2, 1).unwrap();
+        assert_eq!(a.alloc(3, 1), Err(Error::Full));
+        assert_eq!(a.len(), 2);
+        a.release(i);
+        assert!(a.alloc(3, 1).is_ok());
+    }
+
+    #[test]
+    fn lists_link_and_unlink() {
+        let mut a = arena(4);
+        let mut l = List::EMPTY;
+        let ids: [u32; 3] = core::array::from_fn(|k| a.alloc(k as u64, 0).unwrap());
+        for &i in &ids {
+            a.push_back(&mut l, 5, i);
+        }
+        a.unlink(&mut l, ids[1]);
+        assert_eq!(l.head, ids[0]);
+        assert_eq!(a.next(ids[0]), ids[2]);
+        assert_eq!(l.tail, ids[2]);
+        a.insert_before(&mut l, 5, ids[0], ids[1]);
+        assert_eq!(l.head, ids[1]);
+        a.unlink(&mut l, ids[2]);
+        a.unlink(&mut l, ids[0]);
+        a.unlink(&mut l, ids[1]);
+        assert!(l.is_empty());
+        assert_eq!(l.tail, NIL);
+    }
+
+    #[test]
+    fn due_queue_is_fifo_and_stop_removes_from_it() {
+        let mut a = arena(3);
+        let i: [u32; 3] = core::array::from_fn(|k| a.alloc(k as u64, 9).unwrap());
+        for &x in &i {
+            a.queue(x);
+        }
+        a.release(i[1]);
+        assert_eq!(a.queued(), 2);
+        assert_eq!(a.pop_due().map(|e| e.id), Some(0));
+        assert_eq!(a.pop_due().map(|e| e.id), Some(2));
+        assert_eq!(a.pop_due(), None);
+        assert!(a.is_empty());
+    }
+
+    #[test]
+    fn intervals_are_validated_and_wrap() {
+        let mut a = Arena::<HostStorage>::new(&Config {
+            capacity: 1,
+            slots: 1,
+            start: u64::MAX,
+        })
+        .unwrap();
+        assert_eq!(a.deadline(0), Err(Error::Interval));
+        assert_eq!(a.deadline(MAX_INTERVAL), Err(Error::Interval));
+        assert_eq!(a.deadline(2), Ok(1));
+        assert_eq!(a.advance(), 0);
+        assert_eq!(a.remaining(5), 5);
+    }
+}

@@ -1,0 +1,3 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The BSD callout facility: placeholder until implemented.

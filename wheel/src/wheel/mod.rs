@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Timer schemes of Varghese & Lauck, "Hashed and Hierarchical Timing Wheels" (IEEE/ACM ToN
+//! 5(6), 1997), and the BSD callout facility built on them.
+//!
+//! # Vocabulary (section II of the paper)
+//!
+//! A *timer module* keeps outstanding timers and offers four routines:
+//!
+//! | paper                    | here                      |
+//! |--------------------------|---------------------------|
+//! | `START_TIMER(i, id)`     | [`Scheme::start`]         |
+//! | `STOP_TIMER(id)`         | [`Scheme::stop`]          |
+//! | `PER_TICK_BOOKKEEPING`   | [`Scheme::tick`]          |
+//! | `EXPIRY_PROCESSING`      | [`Scheme::pop_expired`]   |
+//!
+//! Time is a 64-bit count of ticks, `now`. A timer started with interval `i` on tick `now` is
+//! *due* on tick `now + i`. [`Scheme::tick`] advances `now` by one and moves every timer due on
+//! the new tick to the *due queue*; [`Scheme::pop_expired`] takes them off it one at a time.
+//! Splitting the two is what lets expiry processing start and stop timers (a callback that
+//! re-arms itself), and what lets a caller bound the work done per tick: whatever it does not
+//! pop stays queued, in order, ahead of the next tick's timers.
+//!
+//! # Guarantees, for every scheme
+//!
+//! - A timer started with interval `i` on tick `t` becomes due on tick `t + i`: never early,
+//!   never late, exactly once. `i` must be in `1..MAX_INTERVAL`.
+//! - A stopped timer never becomes due, and is never popped, even if it was already queued.
+//! - Everything due on tick `t` is popped before anything due on tick `t + 1`. Among timers due
+//!   on the same tick the order is unspecified.
+//! - Timers may be started and stopped between any two calls, including between two pops of
+//!   the same tick.
+//! - The tick counter is modular: deadlines are computed with wrapping arithmetic, so a wheel
+//!   created near `2^32` or `2^64` behaves exactly as one created at 0.
+//! - Storage is allocated once, at creation, for a fixed number of timers. Nothing allocates
+//!   afterwards: a full table makes [`Scheme::start`] fail with [`Error::Full`] and change
+//!   nothing.
+//! - Handles carry a generation. Stopping a fired, stopped or never-issued handle fails with
+//!   [`Error::Stale`] and changes nothing.
+//!
+//! # Schemes
+//!
+//! | scheme | file         | structure                              | start     | stop     | tick        |
+//! |--------|--------------|----------------------------------------|-----------|----------|-------------|
+//! | 1      | `scheme1.rs` | unordered list, all counters decrement | O(1)      | O(1)     | O(n)        |
+//! | 2      | `scheme2.rs` | ordered list, differential times (BSD) | O(n)      | O(1)     | O(1)        |
+//! | 3      | `scheme3.rs` | binary heap with an index              | O(log n)  | O(log n) | O(log n)    |
+//! | 4      | `scheme4.rs` | basic wheel, one slot per tick         | O(1)      | O(1)     | O(1)        |
+//! | 5      | `scheme5.rs` | hashed wheel, sorted lists             | O(n/M)    | O(1)     | O(1)        |
+//! | 6      | `scheme6.rs` | hashed wheel, unsorted lists           | O(1)      | O(1)     | O(n/M)      |
+//! | 7      | `scheme7.rs` | hierarchical wheels                    | O(1)      | O(1)     | O(1) amort. |
+//!
+//! All of them keep their timers in one [`arena::Arena`] of fixed capacity and link them into
+//! intrusive doubly-linked lists by index, so that a handle finds its entry, and unlinks it, in
+//! O(1). The legacy BSD interface, `timeout(func, arg, ticks)` / `untimeout(func, arg)`, sits
+//! on top of any scheme in `callout.rs`.
+//!
+//! This directory is compiled both by cargo (through `src/lib.rs`) and by the kernel (as the
+//! module's `wheel` module): it names no kernel type, uses no `unsafe`, and refers to its own
+//! items through `super::`, never `crate::`.
+
+pub mod arena;
+pub mod callout;
+pub mod scheme1;
+pub mod scheme2;
+pub mod scheme3;
+pub mod scheme4;
+pub mod scheme5;
+pub mod scheme6;
+pub mod scheme7;
+
+use core::ops::DerefMut;
+
+/// Intervals must be below this: deadlines are compared modulo 2^64, which is unambiguous only
+/// for distances below 2^63.
+pub const MAX_INTERVAL: u64 = 1 << 63;
+
+/// Why an operation failed. Each failure leaves the scheme unchanged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// Every entry of the fixed-capacity table is in use.
+    Full,
+    /// The handle names no outstanding timer: it fired, was stopped, or was never issued.
+    Stale,
+    /// The interval is zero or not below [`MAX_INTERVAL`].
+    Interval,
+    /// The interval is beyond what this scheme can hold (scheme 4's `MaxInterval`).
+    Range,
+    /// The configuration is invalid (for instance a table size that must be a power of two).
+    Config,
+    /// Allocating the storage at creation failed.
+    NoMemory,
+}
+
+/// Names an outstanding timer: an arena index and that entry's generation.
+///
+/// Handles are plain values; a stale one is detected, never misinterpreted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Handle(u64);
+
+impl Handle {
+    /// Packs an arena index and a generation.
+    pub const fn new(index: u32, generation: u32) -> Self {
+        Handle(((generation as u64) << 32) | index as u64)
+    }
+
+    /// The arena index.
+    pub const fn index(self) -> u32 {
+        self.0 as u32
+    }
+
+    /// The generation the entry had when the handle was issued.
+    pub const fn generation(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+
+    /// The handle as an opaque 64-bit value (for passing through an ABI).
+    pub const fn to_raw(self) -> u64 {
+        self.0
+    }
+
+    /// A handle from a value of [`Handle::to_raw`]; any value is accepted, a wrong one is stale.
+    pub const fn from_raw(raw: u64) -> Self {
+        Handle(raw)
+    }
+}
+
+/// A timer taken off the due queue by [`Scheme::pop_expired`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Expired {
+    /// The handle it had; stale from now on.
+    pub handle: Handle,
+    /// The request id given to [`Scheme::start`].
+    pub id: u64,
+    /// The tick it was due on.
+    pub deadline: u64,
+}
+
+/// What a scheme knows about its next deadline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NextExpiry {
+    /// Nothing is pending.
+    Idle,
+    /// The earliest pending deadline.
+    At(u64),
+    /// Timers are pending, but this scheme cannot name the earliest cheaply.
+    Unknown,
+}
+
+/// Where a scheme's fixed storage comes from: `std` on the host, the kernel's allocator in the
+/// module. Called only while a scheme is created.
+pub trait Storage {
+    /// An owned, fixed-length buffer.
+    type Buf<T>: DerefMut<Target = [T]>;
+
+    /// A buffer of `len` elements, element `i` being `init(i)`.
+    fn alloc<T>(len: usize, init: impl FnMut(usize) -> T) -> Result<Self::Buf<T>, Error>;
+}
+
+/// Creation parameters shared by all schemes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// The most timers outstanding at once (pending or due); at most `u32::MAX - 1`.
+    pub capacity: u32,
+    /// Schemes 5 and 6: the number of wheel slots `M`, a power of two. Scheme 4: `MaxInterval`,
+    /// the longest interval it accepts (one slot per tick). Ignored by the others.
+    pub slots: u32,
+    /// The tick the clock starts at.
+    pub start: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            capacity: 4096,
+            slots: 256,
+            start: 0,
+        }
+    }
+}
+
+/// The schemes, by their number in the paper.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum SchemeKind {
+    /// Scheme 1: straightforward.
+    Straightforward = 1,
+    /// Scheme 2: ordered list (the traditional BSD callout list).
+    OrderedList = 2,
+    /// Scheme 3: tree-based (a binary heap).
+    Heap = 3,
+    /// Scheme 4: basic timing wheel.
+    BasicWheel = 4,
+    /// Scheme 5: hashed wheel with sorted lists.
+    HashedSorted = 5,
+    /// Scheme 6: hashed wheel with unsorted lists.
+    HashedUnsorted = 6,
+    /// Scheme 7: hierarchical wheels.
+    Hierarchical = 7,
+}
+
+impl SchemeKind {
+    /// Every scheme, in the paper's order.
+    pub const ALL: [SchemeKind; 7] = [
+        SchemeKind::Straightforward,
+        SchemeKind::OrderedList,
+        SchemeKind::Heap,
+        SchemeKind::BasicWheel,
+        SchemeKind::HashedSorted,
+        SchemeKind::HashedUnsorted,
+        SchemeKind::Hierarchical,
+    ];
+
+    /// The scheme with the paper's number `n`.
+    pub fn from_number(n: u32) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| *k as u32 == n)
+    }
+
+    /// A short name for tables and CSV files.
+    pub const fn name(self) -> &'static str {
+        match self {
+            SchemeKind::Straightforward => "scheme1-straightforward",
+            SchemeKind::OrderedList => "scheme2-ordered-list",
+            SchemeKind::Heap => "scheme3-heap",
+            SchemeKind::BasicWheel => "scheme4-basic-wheel",
+            SchemeKind::HashedSorted => "scheme5-hashed-sorted",
+            SchemeKind::HashedUnsorted => "scheme6-hashed-unsorted",
+            SchemeKind::Hierarchical => "scheme7-hierarchical",
+        }
+    }
+}
+
+/// A timer module: the paper's four routines plus what a caller needs to drive and size it.
+pub trait Scheme {
+    /// `START_TIMER`: a timer due `interval` ticks from now, carrying the request id `id`.
+    fn start(&mut self, interval: u64, id: u64) -> Result<Handle, Error>;
+
+    /// `STOP_TIMER`: cancels a pending or queued timer and returns its request id.
+    fn stop(&mut self, handle: Handle) -> Result<u64, Error>;
+
+    /// `PER_TICK_BOOKKEEPING`: advances the clock one tick and queues what is due on it.
+    /// Returns how many timers were queued.
+    fn tick(&mut self) -> usize;
+
+    /// `EXPIRY_PROCESSING`: takes the oldest queued timer, if any.
+    fn pop_expired(&mut self) -> Option<Expired>;
+
+    /// The current tick.
+    fn now(&self) -> u64;
+
+    /// Timers outstanding: pending plus queued.
+    fn len(&self) -> usize;
+
+    /// Whether no timer is outstanding.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Timers queued by [`Scheme::tick`] and not yet popped.
+    fn queued(&self) -> usize;
+
+    /// The most timers outstanding at once.
+    fn capacity(&self) -> usize;
+
+    /// The earliest pending deadline, where the scheme knows it cheaply.
+    fn next_expiry(&self) -> NextExpiry;
+
+    /// Bytes of storage this scheme allocated at creation.
+    fn memory_bytes(&self) -> usize;
+
+    /// Which scheme this is.
+    fn kind(&self) -> SchemeKind;
+}
+
+/// Any scheme, chosen at run time; dispatches statically.
+pub enum AnyScheme<S: Storage> {
+    /// Scheme 1.
+    S1(scheme1::Straightforward<S>),
+    /// Scheme 2.
+    S2(scheme2::OrderedList<S>),
+    /// Scheme 3.
+    S3(scheme3::Heap<S>),
+    /// Scheme 4.
+    S4(scheme4::BasicWheel<S>),
+    /// Scheme 5.
+    S5(scheme5::HashedSorted<S>),
+    /// Scheme 6.
+    S6(scheme6::HashedUnsorted<S>),
+    /// Scheme 7.
+    S7(scheme7::Hierarchical<S>),
+}
+
+impl<S: Storage> AnyScheme<S> {
+    /// Creates a scheme of kind `kind`.
+    pub fn new(kind: SchemeKind, config: &Config) -> Result<Self, Error> {
+        Ok(match kind {
+            SchemeKind::Straightforward => AnyScheme::S1(scheme1::Straightforward::new(config)?),
+            SchemeKind::OrderedList => AnyScheme::S2(scheme2::OrderedList::new(config)?),
+            SchemeKind::Heap => AnyScheme::S3(scheme3::Heap::new(config)?),
+            SchemeKind::BasicWheel => AnyScheme::S4(scheme4::BasicWheel::new(config)?),
+            SchemeKind::HashedSorted => AnyScheme::S5(scheme5::HashedSorted::new(config)?),
+            SchemeKind::HashedUnsorted => AnyScheme::S6(scheme6::HashedUnsorted::new(config)?),
+            SchemeKind::Hierarchical => AnyScheme::S7(scheme7::Hierarchical::new(config)?),
+        })
+    }
+}
+
+/// Forwards a method call to whichever scheme `$self` holds.
+macro_rules! dispatch {
+    ($self:expr, $s:ident => $e:expr) => {
+        match $self {
+            AnyScheme::S1($s) => $e,
+            AnyScheme::S2($s) => $e,
+            AnyScheme::S3($s) => $e,
+            AnyScheme::S4($s) => $e,
+            AnyScheme::S5($s) => $e,
+            AnyScheme::S6($s) => $e,
+            AnyScheme::S7($s) => $e,
+        }
+    };
+}
+
+impl<S: Storage> Scheme for AnyScheme<S> {
+    fn start(&mut self, interval: u64, id: u64) -> Result<Handle, Error> {
+        dispatch!(self, s => s.start(interval, id))
+    }
+    fn stop(&mut self, handle: Handle) -> Result<u64, Error> {
+        dispatch!(self, s => s.stop(handle))
+    }
+    fn tick(&mut self) -> usize {
+        dispatch!(self, s => s.tick())
+    }
+    fn pop_expired(&mut self) -> Option<Expired> {
+        dispatch!(self, s => s.pop_expired())
+    }
+    fn now(&self) -> u64 {
+        dispatch!(self, s => s.now())
+    }
+    fn len(&self) -> usize {
+        dispatch!(self, s => s.len())
+    }
+    fn queued(&self) -> usize {
+        dispatch!(self, s => s.queued())
+    }
+    fn capacity(&self) -> usize {
+        dispatch!(self, s => s.capacity())
+    }
+    fn next_expiry(&self) -> NextExpiry {
+        dispatch!(self, s => s.next_expiry())
+    }
+    fn memory_bytes(&self) -> usize {
+        dispatch!(self, s => s.memory_bytes())
+    }
+    fn kind(&self) -> SchemeKind {
+        dispatch!(self, s => s.kind())
+    }
+}
