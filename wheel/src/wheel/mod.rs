@@ -86,6 +86,8 @@ pub enum Error {
     Interval,
     /// The interval is beyond what this scheme can hold (scheme 4's `MaxInterval`).
     Range,
+    /// `untimeout` found no callout with that `(func, arg)`.
+    NotFound,
     /// The configuration is invalid (for instance a table size that must be a power of two).
     Config,
     /// Allocating the storage at creation failed.
