@@ -9,7 +9,7 @@
 #   perf   the benchmark kernel: no debug instrumentation
 #
 # The source is unpacked once into $TW_CACHE/src; each flavour builds into its own output
-# directory $TW_CACHE/build-FLAVOUR, configured from kernel/base.config + kernel/FLAVOUR.config
+# directory $TW_CACHE/build-FLAVOUR, configured from scripts/config/base.config + scripts/config/FLAVOUR.config
 # over allnoconfig. The build is reused while the kernel version, the fragments and the
 # toolchain are unchanged (a key stored beside it). Every line of the fragments is checked
 # against the resulting .config: allnoconfig silently drops options whose dependencies are off.
@@ -55,7 +55,7 @@ if [ "$(cat "$src/.tw-pkgver" 2>/dev/null)" != "$pkgver" ]; then
 	echo "$pkgver" >"$src/.tw-pkgver"
 fi
 
-cat "$TW_TOP/kernel/base.config" "$TW_TOP/kernel/$flavour.config" >"$fragment.new"
+cat "$TW_TOP/scripts/config/base.config" "$TW_TOP/scripts/config/$flavour.config" >"$fragment.new"
 key=$(
 	{
 		echo "$pkgver"
@@ -87,7 +87,7 @@ check_fragment() {
 			;;
 		esac
 	done <"$fragment.new"
-	[ "$missing" = 0 ] || die "the $flavour kernel configuration does not match kernel/*.config (see above)"
+	[ "$missing" = 0 ] || die "the $flavour kernel configuration does not match scripts/config/*.config (see above)"
 }
 
 if [ "$(cat "$out/.tw-key" 2>/dev/null)" = "$key" ] && [ -f "$out/arch/x86/boot/bzImage" ]; then

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * rust_timerwheel: the BSD callout facility of Varghese & Lauck on /dev/timerwheel.
+ *
+ * Every open file description of /dev/timerwheel owns one callout instance: a timer scheme
+ * (the paper's scheme number), a clock that ticks it, and a ring of expiry records that read(2)
+ * returns. Configure it with TW_IOC_CONFIGURE before its first use, or it gets the defaults on
+ * first use. Closing the file cancels everything it holds.
+ *
+ * All structures have fixed-width fields and no implicit padding. Every ioctl returns 0 or -1
+ * with errno set; the errors each command can return are listed beside it. Common to all:
+ *   EFAULT  the argument pointer (or a pointer inside the argument) is bad
+ *   ENOTTY  unknown command
+ */
+#ifndef _UAPI_TIMERWHEEL_H
+#define _UAPI_TIMERWHEEL_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define TW_VERSION 1
+#define TW_DEVICE "/dev/timerwheel"
+#define TW_IOC_MAGIC 0xB9
+
+/* Backends: the scheme numbers of the paper. */
+#define TW_SCHEME_STRAIGHTFORWARD 1 /* unordered list, O(n) tick */
+#define TW_SCHEME_ORDERED_LIST 2 /* traditional BSD callout list, O(n) start */
+#define TW_SCHEME_HEAP 3 /* binary heap, O(log n) */
+#define TW_SCHEME_BASIC_WHEEL 4 /* one slot per tick up to MaxInterval */
+#define TW_SCHEME_HASHED_SORTED 5 /* hashed wheel, sorted lists */
+#define TW_SCHEME_HASHED_UNSORTED 6 /* hashed wheel, unsorted lists */
+#define TW_SCHEME_HIERARCHICAL 7 /* hierarchical wheels */
+
+/* Clocks. */
+#define TW_CLOCK_REAL 0 /* a periodic hrtimer ticks the instance */
+#define TW_CLOCK_MANUAL 1 /* only TW_IOC_ADVANCE ticks it: deterministic tests */
+
+/* Limits and defaults (a 0 in struct tw_config selects the default). */
+#define TW_DEFAULT_SCHEME TW_SCHEME_HASHED_UNSORTED
+#define TW_DEFAULT_CAPACITY 65536
+#define TW_MAX_CAPACITY (1U << 22)
+#define TW_DEFAULT_SLOTS 256
+#define TW_MAX_SLOTS (1U << 24)
+#define TW_DEFAULT_TICK_NS 1000000ULL /* 1 ms */
+#define TW_MIN_TICK_NS 100000ULL /* 100 us */
+#define TW_MAX_TICK_NS 1000000000ULL /* 1 s */
+#define TW_DEFAULT_RING 4096
+#define TW_MAX_RING (1U << 20)
+#define TW_DEFAULT_BUDGET 1024
+#define TW_MAX_BATCH 65536
+#define TW_MAX_ADVANCE (1ULL << 32)
+#define TW_MAX_TICKS ((1ULL << 63) - 1)
+#define TW_LATENESS_BUCKETS 16
+
+/*
+ * TW_IOC_INFO: the module, not the instance.
+ * Errors: EFAULT.
+ */
+struct tw_info {
+	__u32 version; /* TW_VERSION */
+	__u32 schemes; /* bit n set: scheme n is available */
+	__u64 tick_ns; /* period of the module's heartbeat hrtimer (tick_us parameter) */
+	__u64 ticks; /* heartbeat ticks since the module was loaded */
+};
+
+/*
+ * TW_IOC_CONFIGURE: choose the instance's backend, geometry and clock. Only before first use.
+ * Errors: EINVAL  a value out of range (scheme unknown, capacity > TW_MAX_CAPACITY, slots not a
+ *                 power of two for schemes 5 and 6, tick_ns outside [TW_MIN_TICK_NS,
+ *                 TW_MAX_TICK_NS], ring > TW_MAX_RING, clock unknown, reserved not 0)
+ *         EBUSY   the instance was already configured or used
+ *         ENOMEM  the storage could not be allocated
+ */
+struct tw_config {
+	__u32 scheme; /* TW_SCHEME_*; 0: TW_DEFAULT_SCHEME */
+	__u32 clock; /* TW_CLOCK_* */
+	__u32 capacity; /* most callouts outstanding at once; 0: TW_DEFAULT_CAPACITY */
+	__u32 slots; /* schemes 5, 6: wheel size M; scheme 4: MaxInterval; 0: TW_DEFAULT_SLOTS */
+	__u64 tick_ns; /* real clock period; 0: TW_DEFAULT_TICK_NS */
+	__u64 start_tick; /* the tick counter's first value */
+	__u32 ring; /* expiry records buffered for read(2); 0: TW_DEFAULT_RING */
+	__u32 budget; /* most expiries processed per tick, the rest carried over; 0: default */
+};
+
+/*
+ * TW_IOC_SETCALLOUT: a callout due `ticks` ticks from now, returning its handle.
+ * Errors: EINVAL  ticks is 0 or above TW_MAX_TICKS
+ *         ERANGE  ticks is beyond scheme 4's MaxInterval
+ *         ENOSPC  capacity callouts are outstanding
+ */
+struct tw_set {
+	__u64 ticks;
+	__u64 cookie; /* returned in the expiry record */
+	__u64 handle; /* out */
+};
+
+/*
+ * TW_IOC_UNSETCALLOUT: cancels the callout `handle` names (from TW_IOC_SETCALLOUT or
+ * TW_IOC_TIMEOUT).
+ * Errors: ENOENT  the handle is stale: the callout fired, was cancelled, or never existed
+ */
+
+/*
+ * TW_IOC_TIMEOUT: the legacy interface, timeout(func, arg, ticks); (func, arg) are opaque.
+ * Errors: as TW_IOC_SETCALLOUT.
+ */
+struct tw_timeout {
+	__u64 func;
+	__u64 arg;
+	__u64 ticks;
+	__u64 handle; /* out */
+};
+
+/*
+ * TW_IOC_UNTIMEOUT: untimeout(func, arg), found through a hash table on (func, arg). With
+ * several callouts of the same (func, arg), the most recently set one is cancelled.
+ * Errors: ENOENT  no outstanding callout has this (func, arg)
+ */
+struct tw_untimeout {
+	__u64 func;
+	__u64 arg;
+};
+
+/*
+ * TW_IOC_ADVANCE: runs `*(__u64 *)arg` ticks of bookkeeping and expiry processing now.
+ * Errors: EINVAL  the instance has the real clock, or the count is 0 or above TW_MAX_ADVANCE
+ *         EINTR   a signal arrived; the ticks already run stay run
+ */
+
+/* One operation of a batch: the fields each op reads, and what it writes. */
+#define TW_OP_SET 1 /* a: ticks, b: cookie -> handle */
+#define TW_OP_UNSET 2 /* handle */
+#define TW_OP_TIMEOUT 3 /* a: func, b: arg, c: ticks -> handle */
+#define TW_OP_UNTIMEOUT 4 /* a: func, b: arg */
+#define TW_OP_RESET 5 /* handle, a: ticks, b: cookie: unset then set -> handle */
+struct tw_op {
+	__u32 op; /* TW_OP_* */
+	__s32 result; /* out: 0 or a negative errno of the single-call ioctl (EINVAL: bad op) */
+	__u64 a;
+	__u64 b;
+	__u64 c;
+	__u64 handle; /* in (UNSET, RESET) and out (SET, TIMEOUT, RESET) */
+};
+
+/*
+ * TW_IOC_BATCH: runs `count` operations from the array at `ops`, writing each one's result
+ * back; one failed operation does not stop the others.
+ * Errors: EINVAL  count is 0 or above TW_MAX_BATCH, or reserved is not 0
+ *         EFAULT  ops is bad (then no operation was run)
+ */
+struct tw_batch {
+	__u64 ops; /* user pointer to struct tw_op[count] */
+	__u32 count;
+	__u32 reserved; /* must be 0 */
+};
+
+/*
+ * TW_IOC_STATS: counters of the instance since it was configured.
+ * Errors: EFAULT.
+ */
+struct tw_stats {
+	__u64 outstanding; /* pending + queued */
+	__u64 started; /* set and timeout calls that succeeded */
+	__u64 stopped; /* unset and untimeout calls that succeeded */
+	__u64 fired; /* expiry records produced (delivered or dropped) */
+	__u64 ticks; /* ticks of bookkeeping run */
+	__u64 now; /* the tick counter */
+	__u64 overruns; /* real clock: periods the hrtimer missed and caught up */
+	__u64 carried; /* expiries left for a later tick because the budget ran out */
+	__u64 queued; /* expired, not yet processed (carried) now */
+	__u64 ring_drops; /* expiry records lost because the ring was full */
+	__u64 ring_used; /* records waiting to be read */
+	__u64 max_tick_work; /* most expiries processed by one tick */
+	__u64 memory_bytes; /* storage allocated for the instance */
+	__u64 scheme; /* TW_SCHEME_* in use (0: not configured yet) */
+	/* lateness[0]: fired on its tick; [i]: late by [2^(i-1), 2^i) ticks; last: or more */
+	__u64 lateness[TW_LATENESS_BUCKETS];
+};
+
+/*
+ * read(2) returns whole records, oldest first: blocks until at least one is there, or fails
+ * with EAGAIN under O_NONBLOCK. A buffer smaller than one record: EINVAL.
+ */
+#define TW_ORIGIN_CALLOUT 1 /* TW_IOC_SETCALLOUT: cookie */
+#define TW_ORIGIN_LEGACY 2 /* TW_IOC_TIMEOUT: func, arg */
+struct tw_fired {
+	__u64 handle;
+	__u64 cookie; /* the cookie, or func */
+	__u64 arg; /* arg, or 0 */
+	__u64 deadline; /* the tick it was due on */
+	__u64 fired; /* the tick it was processed on */
+	__u32 origin; /* TW_ORIGIN_* */
+	__u32 reserved;
+};
+
+#define TW_IOC_INFO _IOR(TW_IOC_MAGIC, 0x00, struct tw_info)
+#define TW_IOC_CONFIGURE _IOW(TW_IOC_MAGIC, 0x01, struct tw_config)
+#define TW_IOC_SETCALLOUT _IOWR(TW_IOC_MAGIC, 0x02, struct tw_set)
+#define TW_IOC_UNSETCALLOUT _IOW(TW_IOC_MAGIC, 0x03, __u64)
+#define TW_IOC_TIMEOUT _IOWR(TW_IOC_MAGIC, 0x04, struct tw_timeout)
+#define TW_IOC_UNTIMEOUT _IOW(TW_IOC_MAGIC, 0x05, struct tw_untimeout)
+#define TW_IOC_ADVANCE _IOW(TW_IOC_MAGIC, 0x06, __u64)
+#define TW_IOC_BATCH _IOW(TW_IOC_MAGIC, 0x07, struct tw_batch)
+#define TW_IOC_STATS _IOR(TW_IOC_MAGIC, 0x08, struct tw_stats)
+
+#endif /* _UAPI_TIMERWHEEL_H */

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run a command inside a virtme-ng guest booted on the project's test kernel.
+#
+#   scripts/vm-run.sh [options] -- COMMAND [ARG...]
+#
+#   --kernel debug|perf  which cached kernel to boot (default debug; built if missing)
+#   --timeout SECONDS    kill the guest after this long (default 900)
+#   --out DIR            where the guest's dmesg and the run's files go (default results/vm)
+#   --cpus N             guest CPUs (default 2)
+#   --memory SIZE        guest memory (default 3G)
+#   --no-check           do not fail on a KASAN/lockdep/WARNING/BUG/Oops/kmemleak report
+#
+# The guest sees the host's root read-only, with the repository at the same path, and runs
+# COMMAND from the repository's top as root. DIR is writable from the guest. After COMMAND, the
+# guest runs a kmemleak scan and saves its dmesg as DIR/dmesg.txt, which
+# scripts/check-dmesg.sh then scans on the host.
+#
+# Exit status: COMMAND's, or 1 when the dmesg check fails, 124 on timeout.
+#
+# KVM is used only when a short probe boot under KVM works (the result is cached per QEMU and
+# kernel); otherwise the guest runs under TCG. Set TW_ACCEL=kvm or TW_ACCEL=tcg to skip the probe.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/lib.sh
+. "$here/lib.sh"
+
+flavour=debug
+timeout_s=900
+out=$TW_TOP/results/vm
+cpus=2
+memory=3G
+check=1
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-h | --help)
+		sed -n '3,24p' "$0" | sed 's/^# \{0,1\}//'
+		exit 0
+		;;
+	--kernel) flavour=$2; shift 2 ;;
+	--timeout) timeout_s=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--cpus) cpus=$2; shift 2 ;;
+	--memory) memory=$2; shift 2 ;;
+	--no-check) check=0; shift ;;
+	--) shift; break ;;
+	*) die "unknown option '$1' (see --help)" ;;
+	esac
+done
+[ $# -gt 0 ] || die "no command given (see --help)"
+command -v vng >/dev/null || die "virtme-ng is missing: run scripts/setup.sh"
+
+kdir=$("$here/build-kernel.sh" --print-dir "$flavour")
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+rm -f "$out/dmesg.txt" "$out/rc" "$out/kmemleak.txt"
+
+vng_base=(vng --run "$kdir" --cpus "$cpus" --memory "$memory" --disable-microvm --rwdir "$out" --cwd "$TW_TOP")
+
+# Decide KVM or TCG: KVM must actually boot a guest, not just exist.
+accel() {
+	if [ -n "${TW_ACCEL:-}" ]; then
+		echo "$TW_ACCEL"
+		return
+	fi
+	if [ ! -w /dev/kvm ]; then
+		echo tcg
+		return
+	fi
+	local stamp
+	stamp=$TW_CACHE/kvm-probe-$(qemu-system-x86_64 --version | head -n 1 | tr -cd '0-9.')-$(cat "$kdir/.tw-key")
+	if [ ! -f "$stamp" ]; then
+		log "probing KVM with a short boot"
+		if timeout --kill-after=5 60 "${vng_base[@]}" --exec 'echo tw-kvm-probe-ok' </dev/null 2>&1 |
+			grep -q tw-kvm-probe-ok; then
+			echo kvm >"$stamp"
+		else
+			echo tcg >"$stamp"
+		fi
+	fi
+	cat "$stamp"
+}
+
+mode=$(accel)
+extra=()
+[ "$mode" = kvm ] || extra=(--disable-kvm)
+echo "$mode" >"$out/accel"
+
+# The guest side: run the command, keep its status, scan for leaks, save dmesg.
+guest=$out/guest.sh
+{
+	echo 'set +e'
+	printf 'cd %q\n' "$TW_TOP"
+	printf '%q ' "$@"
+	echo
+	echo 'rc=$?'
+	echo 'mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null'
+	echo 'if [ -w /sys/kernel/debug/kmemleak ]; then'
+	echo '  sleep 6; echo scan > /sys/kernel/debug/kmemleak; echo scan > /sys/kernel/debug/kmemleak'
+	printf '  cat /sys/kernel/debug/kmemleak > %q\n' "$out/kmemleak.txt"
+	echo 'fi'
+	printf 'dmesg > %q\n' "$out/dmesg.txt"
+	printf 'echo $rc > %q\n' "$out/rc"
+	echo 'exit $rc'
+} >"$guest"
+
+log "booting the $flavour kernel under $mode ($cpus CPUs, $memory), timeout ${timeout_s}s"
+start=$(date +%s)
+set +e
+timeout --kill-after=10 "$timeout_s" "${vng_base[@]}" "${extra[@]}" --exec "bash $guest" </dev/null
+vng_rc=$?
+set -e
+log "guest finished after $(($(date +%s) - start)) s"
+
+if [ "$vng_rc" = 124 ] || [ "$vng_rc" = 137 ]; then
+	log "the guest timed out after ${timeout_s}s"
+	exit 124
+fi
+[ -f "$out/rc" ] || die "the guest did not finish its command (vng exited $vng_rc); see the console output above"
+rc=$(cat "$out/rc")
+if [ "$check" = 1 ]; then
+	"$here/check-dmesg.sh" "$out/dmesg.txt" "$out/kmemleak.txt" || rc=1
+fi
+exit "$rc"
