@@ -1,51 +1,393 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Scheme 3: placeholder until implemented (see scheme2.rs for the pattern).
+//! Scheme 3 (section IV.A.1 of the paper): a tree-based priority queue — here a binary
+//! min-heap — doing per-tick bookkeeping on the smallest timer only.
+//!
+//! The heap is an array of arena indices, ordered by time left until the deadline. Keys are
+//! compared as `deadline - now` (modulo 2^64), not as deadlines, so that a wheel created near
+//! 2^64 orders a deadline past the roll-over after one before it. Every pending deadline is
+//! between 1 and `MAX_INTERVAL - 1` ticks away and a tick takes one from each, so advancing the
+//! clock never reorders the heap: only the root's key is ever looked at.
+//!
+//! Each entry remembers its position in the heap (`Entry::aux`), which the paper's Scheme 2
+//! remark ("STOPTIMER can use this pointer") turns into an O(log n) stop instead of a search.
+//! The heap's array is allocated at creation, one slot per arena entry.
+//!
+//! | routine     | cost     | note                                                   |
+//! |-------------|----------|--------------------------------------------------------|
+//! | start       | O(log n) | append, sift up                                        |
+//! | stop        | O(log n) | move the last element into the hole, sift it either way |
+//! | tick        | O(1)     | plus O(log n) per expired timer                        |
+//! | next expiry | O(1)     | the root                                               |
+//!
+//! Timers with equal deadlines may pop in any order.
 
+use super::arena::Arena;
 use super::{Config, Error, Expired, Handle, NextExpiry, Scheme, SchemeKind, Storage};
 
-/// Scheme 3.
-pub struct Heap<S: Storage>(core::marker::PhantomData<S>);
+/// The parent of heap position `pos` (which must not be the root).
+fn parent(pos: usize) -> usize {
+    (pos - 1) / 2
+}
+
+/// The first child of heap position `pos`; the second is one after it.
+fn child(pos: usize) -> usize {
+    2 * pos + 1
+}
+
+/// A binary min-heap of timers with a position index.
+///
+/// # Invariants
+///
+/// - `heap[..len]` holds exactly the pending entries; `aux` of the entry at `heap[p]` is `p`.
+/// - Heap order: for every `p > 0`, the key of `heap[parent(p)]` is at most that of `heap[p]`,
+///   where an entry's key is its deadline minus `now`, modulo 2^64, and is at least 1.
+pub struct Heap<S: Storage> {
+    arena: Arena<S>,
+    heap: S::Buf<u32>,
+    len: usize,
+}
 
 impl<S: Storage> Heap<S> {
-    /// Not implemented yet.
-    pub fn new(_config: &Config) -> Result<Self, Error> {
-        Err(Error::Config)
+    /// An empty heap for `config.capacity` timers.
+    pub fn new(config: &Config) -> Result<Self, Error> {
+        let arena = Arena::new(config)?;
+        let heap = S::alloc(arena.capacity(), |_| 0)?;
+        Ok(Heap {
+            arena,
+            heap,
+            len: 0,
+        })
+    }
+
+    /// The key of the entry at heap position `pos`: ticks until it is due.
+    fn key(&self, pos: usize) -> u64 {
+        self.arena
+            .remaining(self.arena.entry(self.heap[pos]).deadline)
+    }
+
+    /// Puts entry `idx` at heap position `pos`.
+    fn set(&mut self, pos: usize, idx: u32) {
+        // INVARIANT: the entry's `aux` follows it.
+        self.heap[pos] = idx;
+        self.arena.entry_mut(idx).aux = pos as u64;
+    }
+
+    /// Swaps the entries at heap positions `a` and `b`.
+    fn swap(&mut self, a: usize, b: usize) {
+        let (x, y) = (self.heap[a], self.heap[b]);
+        self.set(a, y);
+        self.set(b, x);
+    }
+
+    /// Moves the entry at `pos` up while it is due before its parent; returns where it stops.
+    fn sift_up(&mut self, mut pos: usize) -> usize {
+        while pos > 0 && self.key(pos) < self.key(parent(pos)) {
+            self.swap(pos, parent(pos));
+            pos = parent(pos);
+        }
+        pos
+    }
+
+    /// Moves the entry at `pos` down while a child is due before it.
+    fn sift_down(&mut self, mut pos: usize) {
+        loop {
+            let first = child(pos);
+            if first >= self.len {
+                return;
+            }
+            let second = first + 1;
+            let min = match second < self.len && self.key(second) < self.key(first) {
+                true => second,
+                false => first,
+            };
+            if self.key(pos) <= self.key(min) {
+                return;
+            }
+            self.swap(pos, min);
+            pos = min;
+        }
+    }
+
+    /// Adds entry `idx`, on no list, to the heap.
+    fn push(&mut self, idx: u32) {
+        let pos = self.len;
+        self.len += 1;
+        self.set(pos, idx);
+        self.sift_up(pos);
+    }
+
+    /// Takes the entry at heap position `pos` out of the heap and returns it.
+    fn remove(&mut self, pos: usize) -> u32 {
+        let idx = self.heap[pos];
+        self.len -= 1;
+        let last = self.len;
+        if pos != last {
+            self.set(pos, self.heap[last]);
+            if self.sift_up(pos) == pos {
+                self.sift_down(pos);
+            }
+        }
+        idx
     }
 }
 
 impl<S: Storage> Scheme for Heap<S> {
-    fn start(&mut self, _interval: u64, _id: u64) -> Result<Handle, Error> {
-        unimplemented!()
+    fn start(&mut self, interval: u64, id: u64) -> Result<Handle, Error> {
+        let deadline = self.arena.deadline(interval)?;
+        let idx = self.arena.alloc(id, deadline)?;
+        self.push(idx);
+        Ok(self.arena.handle(idx))
     }
-    fn stop(&mut self, _handle: Handle) -> Result<u64, Error> {
-        unimplemented!()
+
+    fn stop(&mut self, handle: Handle) -> Result<u64, Error> {
+        let idx = self.arena.resolve(handle)?;
+        if !self.arena.is_queued(idx) {
+            let pos = self.arena.entry(idx).aux as usize;
+            debug_assert_eq!(self.heap[pos], idx, "heap position of entry {idx} is stale");
+            self.remove(pos);
+        }
+        Ok(self.arena.release(idx))
     }
+
     fn tick(&mut self) -> usize {
-        unimplemented!()
+        self.arena.advance();
+        let mut fired = 0;
+        while self.len > 0 && self.key(0) == 0 {
+            let idx = self.remove(0);
+            self.arena.queue(idx);
+            fired += 1;
+        }
+        fired
     }
+
     fn pop_expired(&mut self) -> Option<Expired> {
-        unimplemented!()
+        self.arena.pop_due()
     }
+
     fn now(&self) -> u64 {
-        unimplemented!()
+        self.arena.now()
     }
+
     fn len(&self) -> usize {
-        unimplemented!()
+        self.arena.len()
     }
+
     fn queued(&self) -> usize {
-        unimplemented!()
+        self.arena.queued()
     }
+
     fn capacity(&self) -> usize {
-        unimplemented!()
+        self.arena.capacity()
     }
+
     fn next_expiry(&self) -> NextExpiry {
-        unimplemented!()
+        match self.len {
+            0 => NextExpiry::Idle,
+            _ => NextExpiry::At(self.arena.entry(self.heap[0]).deadline),
+        }
     }
+
     fn memory_bytes(&self) -> usize {
-        unimplemented!()
+        self.arena.memory_bytes() + self.heap.len() * core::mem::size_of::<u32>()
     }
+
     fn kind(&self) -> SchemeKind {
-        unimplemented!()
+        SchemeKind::Heap
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::MAX_INTERVAL;
+    use super::*;
+    use crate::HostStorage;
+    use std::collections::VecDeque;
+    use std::vec::Vec;
+
+    fn heap(start: u64) -> Heap<HostStorage> {
+        Heap::new(&Config {
+            capacity: 512,
+            slots: 0,
+            start,
+        })
+        .unwrap()
+    }
+
+    /// Checks the type invariants.
+    fn assert_heap(h: &Heap<HostStorage>) {
+        for pos in 0..h.len {
+            assert_eq!(
+                h.arena.entry(h.heap[pos]).aux,
+                pos as u64,
+                "position of {pos}"
+            );
+            assert!(h.key(pos) >= 1, "entry at {pos} overdue");
+            if pos > 0 {
+                assert!(h.key(parent(pos)) <= h.key(pos), "heap order at {pos}");
+            }
+        }
+        assert_eq!(h.len, h.arena.pending());
+    }
+
+    #[test]
+    fn parent_and_children() {
+        assert_eq!((child(0), parent(1), parent(2)), (1, 0, 0));
+        assert_eq!((child(3), parent(7), parent(8)), (7, 3, 3));
+    }
+
+    #[test]
+    fn root_is_earliest_and_positions_follow() {
+        let mut h = heap(0);
+        let hs: Vec<_> = [9, 4, 7, 1, 8]
+            .iter()
+            .map(|&i| h.start(i, i).unwrap())
+            .collect();
+        assert_eq!(h.next_expiry(), NextExpiry::At(1));
+        assert_heap(&h);
+        assert_eq!(h.stop(hs[3]), Ok(1));
+        assert_eq!(h.stop(hs[3]), Err(Error::Stale));
+        assert_eq!(h.next_expiry(), NextExpiry::At(4));
+        assert_heap(&h);
+    }
+
+    #[test]
+    fn keys_are_distances_across_rollover() {
+        let mut h = heap(u64::MAX - 2);
+        h.start(10, 1).unwrap();
+        h.start(2, 2).unwrap();
+        h.start(5, 3).unwrap();
+        assert_eq!(h.next_expiry(), NextExpiry::At(u64::MAX));
+        let mut fired = Vec::new();
+        for _ in 0..10 {
+            h.tick();
+            while let Some(e) = h.pop_expired() {
+                fired.push((e.id, e.deadline));
+            }
+        }
+        assert_eq!(fired, [(2, u64::MAX), (3, 2), (1, 7)]);
+    }
+
+    #[test]
+    fn stop_of_queued_timer_and_rearm_during_expiry() {
+        let mut h = heap(0);
+        let a = h.start(1, 1).unwrap();
+        h.start(1, 2).unwrap();
+        assert_eq!(h.tick(), 2);
+        assert_eq!(h.stop(a), Ok(1));
+        let e = h.pop_expired().unwrap();
+        assert_eq!(e.id, 2);
+        h.start(1, 3).unwrap();
+        assert_eq!(h.pop_expired(), None);
+        assert_eq!(h.tick(), 1);
+        assert_eq!(h.pop_expired().map(|e| e.id), Some(3));
+        assert!(h.is_empty());
+    }
+
+    /// splitmix64.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            (z ^ (z >> 31)) % n
+        }
+        fn interval(&mut self) -> u64 {
+            match self.below(32) {
+                0..=13 => 1 + self.below(64),
+                14..=25 => 1 + self.below(5000),
+                26..=29 => 1 + self.below(1 << 40),
+                _ => MAX_INTERVAL - 1 - self.below(1000),
+            }
+        }
+    }
+
+    /// Runs `ops` random operations on a heap and on a list of `(handle, deadline, id)`,
+    /// comparing every answer.
+    fn against_model(start: u64, seed: u64, ops: usize) {
+        let mut s = heap(start);
+        let mut rng = Rng(seed);
+        let mut now = start;
+        let mut pending: Vec<(Handle, u64, u64)> = Vec::new();
+        let mut queued: VecDeque<(Handle, u64, u64)> = VecDeque::new();
+        let mut dead: Vec<Handle> = Vec::new();
+        let mut next_id = 0;
+        for op in 0..ops {
+            // Every third phase starts nothing, so that the heap drains and goes idle.
+            let draining = op / 5000 % 3 == 2;
+            match rng.below(20) {
+                0..=4 if !draining => {
+                    let burst = if rng.below(8) == 0 {
+                        1 + rng.below(16)
+                    } else {
+                        1
+                    };
+                    let i = rng.interval();
+                    for _ in 0..burst {
+                        next_id += 1;
+                        let full = pending.len() + queued.len() == s.capacity();
+                        match s.start(i, next_id) {
+                            Ok(h) => pending.push((h, now.wrapping_add(i), next_id)),
+                            Err(e) => assert!(full && e == Error::Full, "{e:?}"),
+                        }
+                    }
+                }
+                5 | 6 => {
+                    let n = pending.len() + queued.len();
+                    if n == 0 || rng.below(10) == 0 {
+                        if let Some(&h) = dead.get(rng.below(dead.len() as u64 + 1) as usize) {
+                            assert_eq!(s.stop(h), Err(Error::Stale));
+                        }
+                        continue;
+                    }
+                    let k = rng.below(n as u64) as usize;
+                    let (h, _, id) = match k < pending.len() {
+                        true => pending.swap_remove(k),
+                        false => queued.remove(k - pending.len()).unwrap(),
+                    };
+                    assert_eq!(s.stop(h), Ok(id));
+                    dead.push(h);
+                }
+                0..=14 => {
+                    now = now.wrapping_add(1);
+                    let due: Vec<_> = pending.iter().filter(|p| p.1 == now).copied().collect();
+                    pending.retain(|p| p.1 != now);
+                    assert_eq!(s.tick(), due.len(), "at {now}");
+                    queued.extend(due);
+                    let want = pending
+                        .iter()
+                        .map(|p| p.1)
+                        .min_by_key(|d| d.wrapping_sub(now));
+                    let want = want.map_or(NextExpiry::Idle, NextExpiry::At);
+                    assert_eq!(s.next_expiry(), want, "at {now}");
+                    if rng.below(64) == 0 {
+                        assert_heap(&s);
+                    }
+                }
+                _ => match s.pop_expired() {
+                    Some(e) => {
+                        let k = queued.iter().position(|q| q.0 == e.handle).unwrap();
+                        assert_eq!(queued[k].1, queued[0].1, "popped out of tick order");
+                        assert_eq!((queued[k].1, queued[k].2), (e.deadline, e.id));
+                        queued.remove(k);
+                        dead.push(e.handle);
+                    }
+                    None => assert!(queued.is_empty()),
+                },
+            }
+            assert_eq!(s.len(), pending.len() + queued.len());
+            assert_eq!(s.queued(), queued.len());
+        }
+        assert_heap(&s);
+    }
+
+    #[test]
+    fn random_ops_match_model() {
+        against_model(0, 1, 200_000);
+        against_model(u64::MAX - 1000, 2, 200_000);
+        against_model((1 << 32) - 20_000, 3, 100_000);
     }
 }

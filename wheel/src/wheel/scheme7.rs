@@ -1,51 +1,833 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Scheme 7: placeholder until implemented (see scheme2.rs for the pattern).
+//! Scheme 7 (section VI.B of the paper, Figures 7 and 8): hierarchical timing wheels, with
+//! timers migrating (cascading) from coarse levels to fine ones as the clock approaches them.
+//!
+//! # Geometry
+//!
+//! The paper's example clock has digits of seconds, minutes, hours and days, one array of lists
+//! per digit. Ours has `LVL_DEPTH` levels of `2^LVL_BITS` = 64 slots: the digits of the tick
+//! counter in base 64, each a 6-bit field. Level `l` has slots of `64^l` ticks:
+//!
+//! | level    | ticks per slot | range             | at HZ=1000       |
+//! |----------|----------------|-------------------|------------------|
+//! | 0        | 1              | 64                | 64 ms            |
+//! | 1        | 64             | 4 096             | 4 s              |
+//! | 2        | 4 096          | 262 144           | 4 min            |
+//! | 3        | 2^18           | 2^24              | 4.6 h            |
+//! | 4        | 2^24           | 2^30              | 12 days          |
+//! | 5        | 2^30           | 2^36              | 2.2 years        |
+//! | overflow | —              | `MAX_INTERVAL`    | 292 million years |
+//!
+//! # Placement
+//!
+//! A timer goes in the level of the *highest digit in which its deadline differs from now*,
+//! in the slot named by that digit of the deadline; the lower digits are the paper's
+//! "remainder". In Figure 7, 11 d 10 h 24 min 30 s plus 50 min 45 s is 11 d 11 h 15 min 15 s:
+//! days agree, hours differ, so the timer goes in hour slot 11. With 6-bit digits the highest
+//! differing digit is the leading-zero count of `now ^ deadline`, divided by 6.
+//!
+//! Why that is exact: the deadline agrees with now above digit `l` and is later, so its digit
+//! `l` is ahead of the level's pointer. The pointer reaches that slot on the first tick whose
+//! lower digits are all zero and whose digit `l` is the deadline's: the deadline with its lower
+//! digits cleared, which is not after the deadline. There the timer is filed again; what is
+//! left is below `64^l`, so it drops to a lower level (the paper's migration), or is due if
+//! nothing is left. At level 0 the slot is reached on the deadline itself. A timer is queued
+//! only when the clock equals its deadline: never early, never late.
+//!
+//! The top level has no higher digit to compare, so it is a ring: its pointer next visits the
+//! slot `k` ahead of it `k` top slots from now, so a deadline 1 to 64 top slots ahead goes in
+//! slot `digit + k` modulo 64 (for `k = 64`, the slot under the pointer, visited again a full
+//! turn on). Farther deadlines wait in the *overflow list*, a one-slot level above the top,
+//! cascaded each time the top pointer moves on (every `2^30` ticks): whatever is then at most
+//! 64 top slots ahead drops into the top level.
+//!
+//! Modular ticks need nothing special: every level's digit is a bit field of the tick and 2^64
+//! is a multiple of each level's range, so the counter rolling over from `u64::MAX` to 0 is one
+//! more carry, turning every level at once. A deadline past the roll-over differs from now in
+//! bit 63 and lands in the top ring, which handles it like any deadline in the next top slot.
+//!
+//! # Cost
+//!
+//! | routine     | cost          | note                                                       |
+//! |-------------|---------------|------------------------------------------------------------|
+//! | start       | O(1)          | a leading-zero count, a shift and a mask; set a bit        |
+//! | stop        | O(1)          | unlink; clear the bit if the slot empties                  |
+//! | tick        | O(1) amort.   | a timer migrates at most once per level; the overflow list is rescanned every `2^30` ticks |
+//! | next expiry | O(1) + a slot | trailing-zero counts find the earliest slot; exactness costs a walk of that slot (above level 0), or of the overflow list if every level is empty |
+//!
+//! Timers with equal deadlines may pop in any order.
 
+use super::arena::{Arena, List, NIL};
 use super::{Config, Error, Expired, Handle, NextExpiry, Scheme, SchemeKind, Storage};
 
-/// Scheme 7.
-pub struct Hierarchical<S: Storage>(core::marker::PhantomData<S>);
+/// Bits of the tick counter per level: 64 slots, so that a level's occupancy is one `u64` and
+/// its digit a shift and a mask. Being a power of two is what makes the level a leading-zero
+/// count, and what makes the digits roll over cleanly at 2^64.
+const LVL_BITS: u32 = 6;
 
-impl<S: Storage> Hierarchical<S> {
-    /// Not implemented yet.
-    pub fn new(_config: &Config) -> Result<Self, Error> {
-        Err(Error::Config)
+/// Levels. Six cover `2^36` ticks before the overflow list; at most `64 / LVL_BITS` = 10, so
+/// that the top digit is a whole bit field of the tick.
+const LVL_DEPTH: usize = 6;
+
+/// Slots per level.
+const LVL_SIZE: usize = 1 << LVL_BITS;
+
+/// Mask of a level's digit.
+const LVL_MASK: u64 = LVL_SIZE as u64 - 1;
+
+/// The shape of a hierarchy of wheels: level `l` has `radix(l)` slots of `span(l)` ticks, with
+/// `span(0) = 1` and `span(l + 1) = span(l) * radix(l)` — the digits of a mixed-radix clock,
+/// lowest first (seconds, minutes, hours, days in Figure 7). The placement helpers below are
+/// written against this, so that the paper's example runs through the code the wheel uses.
+trait Shape {
+    /// Number of levels.
+    fn depth(&self) -> usize;
+
+    /// Slots of `level`.
+    fn radix(&self, level: usize) -> u64;
+
+    /// Ticks per slot of `level`.
+    fn span(&self, level: usize) -> u64;
+
+    /// The level of the highest digit in which `now` and the deadline `rem` ticks later
+    /// differ, capped at the top level.
+    fn level_for(&self, now: u64, rem: u64) -> usize {
+        level_by_digits(self, now, rem)
     }
 }
 
-impl<S: Storage> Scheme for Hierarchical<S> {
-    fn start(&mut self, _interval: u64, _id: u64) -> Result<Handle, Error> {
-        unimplemented!()
+/// [`Shape::level_for`] by trying each level in turn: the lowest `l` whose current
+/// `span(l + 1)`-tick window still holds the deadline.
+fn level_by_digits<G: Shape + ?Sized>(shape: &G, now: u64, rem: u64) -> usize {
+    let top = shape.depth() - 1;
+    (0..top)
+        .find(|&l| {
+            let window = shape.span(l + 1);
+            (now % window)
+                .checked_add(rem)
+                .is_some_and(|end| end < window)
+        })
+        .unwrap_or(top)
+}
+
+/// Where a timer goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    /// Nothing is left to wait: it is due now.
+    Due,
+    /// On `slot` of `level`.
+    Slot {
+        /// The level.
+        level: usize,
+        /// The slot.
+        slot: usize,
+    },
+    /// Beyond the top level's ring.
+    Overflow,
+}
+
+/// The slot of `level` under its pointer on tick `now`: digit `level` of `now`.
+fn digit(shape: &impl Shape, now: u64, level: usize) -> u64 {
+    now / shape.span(level) % shape.radix(level)
+}
+
+/// How many times `level`'s pointer moves between `now` and `rem` ticks later; `None` if that
+/// is past the end of the counter (only possible for a shape whose top span is near 2^64).
+fn slots_ahead(shape: &impl Shape, now: u64, rem: u64, level: usize) -> Option<u64> {
+    let span = shape.span(level);
+    (now % span).checked_add(rem).map(|end| end / span)
+}
+
+/// Whether tick `now` moves `level`'s pointer on: the step onto it from the tick before rolls
+/// all the lower digits over.
+fn turns(shape: &impl Shape, now: u64, level: usize) -> bool {
+    slots_ahead(shape, now.wrapping_sub(1), 1, level) == Some(1)
+}
+
+/// Where a timer due `rem` ticks after `now` goes: the level of the highest digit that
+/// differs, in the slot as many steps ahead of that level's pointer as the pointer will move
+/// before the deadline. Below the top this is the deadline's digit; the top is a ring and
+/// holds at most one turn.
+fn place(shape: &impl Shape, now: u64, rem: u64) -> Place {
+    if rem == 0 {
+        return Place::Due;
     }
-    fn stop(&mut self, _handle: Handle) -> Result<u64, Error> {
-        unimplemented!()
+    let level = shape.level_for(now, rem);
+    let radix = shape.radix(level);
+    match slots_ahead(shape, now, rem, level) {
+        Some(ahead) if ahead <= radix => Place::Slot {
+            level,
+            slot: ((digit(shape, now, level) + ahead) % radix) as usize,
+        },
+        _ => Place::Overflow,
     }
+}
+
+/// The first occupied slot at or after `from`, in the order a pointer visits them (wrapping
+/// round); `occupied` must not be zero.
+fn next_occupied(occupied: u64, from: usize) -> usize {
+    debug_assert!(occupied != 0, "no occupied slot to find");
+    let ahead = occupied.rotate_right(from as u32).trailing_zeros() as usize;
+    (from + ahead) & LVL_MASK as usize
+}
+
+/// The wheel's own shape: `DEPTH` levels of 64 slots.
+struct Pow2<const DEPTH: usize>;
+
+impl<const DEPTH: usize> Shape for Pow2<DEPTH> {
+    fn depth(&self) -> usize {
+        DEPTH
+    }
+
+    fn radix(&self, _level: usize) -> u64 {
+        LVL_SIZE as u64
+    }
+
+    fn span(&self, level: usize) -> u64 {
+        1 << (LVL_BITS as usize * level)
+    }
+
+    fn level_for(&self, now: u64, rem: u64) -> usize {
+        // The bits in which now and the deadline differ. Level 0's are or-ed in so that a
+        // deadline differing only there (or, in a caller's mistake, not at all) is level 0.
+        let differ = (now ^ now.wrapping_add(rem)) | LVL_MASK;
+        let msb = u64::BITS - 1 - differ.leading_zeros();
+        ((msb / LVL_BITS) as usize).min(DEPTH - 1)
+    }
+}
+
+/// Hierarchical timing wheels with an overflow list.
+///
+/// `DEPTH` is the number of levels, `LVL_DEPTH` (6) unless chosen otherwise; tests use fewer, so
+/// that a few thousand ticks reach the overflow list. It must be in `1..=10`.
+///
+/// # Invariants
+///
+/// - After every call, each pending entry is on the list that `place` names for its deadline
+///   seen from `now`, with `Entry::list` that list's index in `slots`: `level * 64 + slot`, or
+///   `DEPTH * 64` for the overflow list. In particular, below the top level the slot under the
+///   pointer is empty, and everything on a lower level is due before everything on a higher
+///   one, and everything in the wheel before everything on the overflow list.
+/// - Bit `s` of `occupied[l]` is set exactly when slot `s` of level `l` is non-empty.
+pub struct Hierarchical<S: Storage, const DEPTH: usize = LVL_DEPTH> {
+    arena: Arena<S>,
+    /// The slots, level by level, then the overflow list.
+    slots: S::Buf<List>,
+    /// One occupancy bitmap per level.
+    occupied: [u64; DEPTH],
+}
+
+impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
+    /// Index of the overflow list in `slots`.
+    const OVERFLOW: usize = DEPTH * LVL_SIZE;
+
+    /// An empty wheel for `config.capacity` timers, its clock at `config.start`.
+    pub fn new(config: &Config) -> Result<Self, Error> {
+        if DEPTH == 0 || DEPTH * LVL_BITS as usize > u64::BITS as usize {
+            return Err(Error::Config);
+        }
+        Ok(Hierarchical {
+            arena: Arena::new(config)?,
+            slots: S::alloc(Self::OVERFLOW + 1, |_| List::EMPTY)?,
+            occupied: [0; DEPTH],
+        })
+    }
+
+    /// Links entry `idx`, on no list, where its deadline belongs from now, or queues it.
+    fn file(&mut self, idx: u32) {
+        let rem = self.arena.remaining(self.arena.entry(idx).deadline);
+        debug_assert!(
+            rem < super::MAX_INTERVAL,
+            "entry {idx} filed {rem} ticks late"
+        );
+        match place(&Pow2::<DEPTH>, self.arena.now(), rem) {
+            Place::Due => self.arena.queue(idx),
+            Place::Slot { level, slot } => self.link(level * LVL_SIZE + slot, idx),
+            Place::Overflow => self.link(Self::OVERFLOW, idx),
+        }
+    }
+
+    /// Appends entry `idx` to list `list` of `slots`, marking the slot occupied.
+    fn link(&mut self, list: usize, idx: u32) {
+        // INVARIANT: the tag is the list's index, and the slot's bit is set.
+        self.arena
+            .push_back(&mut self.slots[list], list as u32, idx);
+        if list < Self::OVERFLOW {
+            self.occupied[list / LVL_SIZE] |= 1 << (list % LVL_SIZE);
+        }
+    }
+
+    /// Unlinks pending entry `idx` from its list, clearing the slot's bit if it empties.
+    fn unlink(&mut self, idx: u32) {
+        let list = self.arena.entry(idx).list as usize;
+        self.arena.unlink(&mut self.slots[list], idx);
+        if list < Self::OVERFLOW && self.slots[list].is_empty() {
+            self.occupied[list / LVL_SIZE] &= !(1 << (list % LVL_SIZE));
+        }
+    }
+
+    /// Takes every entry off list `list` and files each again from now.
+    fn refile(&mut self, list: usize) {
+        let mut at = self.arena.take(&mut self.slots[list]);
+        while at != NIL {
+            let next = self.arena.next(at);
+            self.file(at);
+            at = next;
+        }
+    }
+
+    /// Empties the slot `level`'s pointer has just reached: its timers migrate down a level or
+    /// more, or are due.
+    fn cascade(&mut self, level: usize) {
+        let slot = digit(&Pow2::<DEPTH>, self.arena.now(), level) as usize;
+        let bit = 1 << slot;
+        if self.occupied[level] & bit != 0 {
+            self.occupied[level] &= !bit;
+            self.refile(level * LVL_SIZE + slot);
+        }
+    }
+
+    /// The highest level whose pointer the current tick moves on.
+    fn highest_turning(&self) -> usize {
+        let now = self.arena.now();
+        (1..DEPTH)
+            .take_while(|&l| turns(&Pow2::<DEPTH>, now, l))
+            .last()
+            .unwrap_or(0)
+    }
+
+    /// The earliest deadline on non-empty list `list`.
+    fn earliest(&self, list: usize) -> u64 {
+        let mut at = self.slots[list].head;
+        let mut best = self.arena.entry(at).deadline;
+        while at != NIL {
+            let deadline = self.arena.entry(at).deadline;
+            if self.arena.remaining(deadline) < self.arena.remaining(best) {
+                best = deadline;
+            }
+            at = self.arena.next(at);
+        }
+        best
+    }
+}
+
+impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
+    fn start(&mut self, interval: u64, id: u64) -> Result<Handle, Error> {
+        let deadline = self.arena.deadline(interval)?;
+        let idx = self.arena.alloc(id, deadline)?;
+        self.file(idx);
+        Ok(self.arena.handle(idx))
+    }
+
+    fn stop(&mut self, handle: Handle) -> Result<u64, Error> {
+        let idx = self.arena.resolve(handle)?;
+        if !self.arena.is_queued(idx) {
+            self.unlink(idx);
+        }
+        Ok(self.arena.release(idx))
+    }
+
     fn tick(&mut self) -> usize {
-        unimplemented!()
+        self.arena.advance();
+        let before = self.arena.queued();
+        // Coarse to fine, as in the paper, though any order would do: a drained timer is
+        // filed afresh from now, so none lands in a slot still to be drained on this tick,
+        // except one a full top turn away, which goes back where it came from.
+        for level in (0..=self.highest_turning()).rev() {
+            self.cascade(level);
+            if level == DEPTH - 1 {
+                self.refile(Self::OVERFLOW);
+            }
+        }
+        self.arena.queued() - before
     }
+
     fn pop_expired(&mut self) -> Option<Expired> {
-        unimplemented!()
+        self.arena.pop_due()
     }
+
     fn now(&self) -> u64 {
-        unimplemented!()
+        self.arena.now()
     }
+
     fn len(&self) -> usize {
-        unimplemented!()
+        self.arena.len()
     }
+
     fn queued(&self) -> usize {
-        unimplemented!()
+        self.arena.queued()
     }
+
     fn capacity(&self) -> usize {
-        unimplemented!()
+        self.arena.capacity()
     }
+
     fn next_expiry(&self) -> NextExpiry {
-        unimplemented!()
+        // By the placement rule the lowest non-empty level holds the earliest timers, and its
+        // first occupied slot after the pointer the earliest of those. A level-0 slot holds
+        // one deadline; a higher one a range, hence the walk.
+        let now = self.arena.now();
+        if let Some(level) = (0..DEPTH).find(|&l| self.occupied[l] != 0) {
+            let from = (digit(&Pow2::<DEPTH>, now, level) as usize + 1) % LVL_SIZE;
+            let list = level * LVL_SIZE + next_occupied(self.occupied[level], from);
+            return NextExpiry::At(match level {
+                0 => self.arena.entry(self.slots[list].head).deadline,
+                _ => self.earliest(list),
+            });
+        }
+        match self.slots[Self::OVERFLOW].is_empty() {
+            true => NextExpiry::Idle,
+            false => NextExpiry::At(self.earliest(Self::OVERFLOW)),
+        }
     }
+
     fn memory_bytes(&self) -> usize {
-        unimplemented!()
+        self.arena.memory_bytes() + self.slots.len() * core::mem::size_of::<List>()
     }
+
     fn kind(&self) -> SchemeKind {
-        unimplemented!()
+        SchemeKind::Hierarchical
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::MAX_INTERVAL;
+    use super::*;
+    use crate::HostStorage;
+    use std::collections::VecDeque;
+    use std::vec::Vec;
+
+    /// A mixed-radix shape, for the paper's clock.
+    struct Mixed(&'static [u64]);
+
+    impl Shape for Mixed {
+        fn depth(&self) -> usize {
+            self.0.len()
+        }
+        fn radix(&self, level: usize) -> u64 {
+            self.0[level]
+        }
+        fn span(&self, level: usize) -> u64 {
+            self.0[..level].iter().product()
+        }
+    }
+
+    /// Figure 7's clock: seconds, minutes, hours, days.
+    const FIG7: Mixed = Mixed(&[60, 60, 24, 100]);
+
+    fn dhms(d: u64, h: u64, m: u64, s: u64) -> u64 {
+        ((d * 24 + h) * 60 + m) * 60 + s
+    }
+
+    /// The first tick after `from` on which `level`'s pointer moves onto `slot`.
+    fn reached(shape: &impl Shape, from: u64, level: usize, slot: usize) -> u64 {
+        let mut t = from + 1;
+        while !(turns(shape, t, level) && digit(shape, t, level) == slot as u64) {
+            t += 1;
+        }
+        t
+    }
+
+    const W: Pow2<LVL_DEPTH> = Pow2;
+
+    #[test]
+    fn figures_7_and_8_worked_example() {
+        let now = dhms(11, 10, 24, 30);
+        let deadline = now + dhms(0, 0, 50, 45);
+        assert_eq!(deadline, dhms(11, 11, 15, 15));
+        // Figure 7: the hour array, one element ahead of the hour pointer (10); the remainder,
+        // 15 min 15 s, is what the deadline holds below the hour digit.
+        assert_eq!(digit(&FIG7, now, 2), 10);
+        assert_eq!(slots_ahead(&FIG7, now, deadline - now, 2), Some(1));
+        assert_eq!(
+            place(&FIG7, now, deadline - now),
+            Place::Slot { level: 2, slot: 11 }
+        );
+        assert_eq!(deadline % FIG7.span(2), dhms(0, 0, 15, 15));
+        // The hour pointer reaches 11 at 11 d 11 h; Figure 8: minute array, 15 after the
+        // minute pointer (0).
+        let t = reached(&FIG7, now, 2, 11);
+        assert_eq!(t, dhms(11, 11, 0, 0));
+        assert_eq!(digit(&FIG7, t, 1), 0);
+        assert_eq!(
+            place(&FIG7, t, deadline - t),
+            Place::Slot { level: 1, slot: 15 }
+        );
+        // The minute pointer reaches 15; the timer moves to the seconds array, 15 s on.
+        let t = reached(&FIG7, t, 1, 15);
+        assert_eq!(t, dhms(11, 11, 15, 0));
+        assert_eq!(
+            place(&FIG7, t, deadline - t),
+            Place::Slot { level: 0, slot: 15 }
+        );
+        // Fifteen seconds later it expires.
+        let t = reached(&FIG7, t, 0, 15);
+        assert_eq!(t, deadline);
+        assert_eq!(place(&FIG7, t, 0), Place::Due);
+        // The day array does not change during the example.
+        assert_eq!(digit(&FIG7, now, 3), digit(&FIG7, deadline, 3));
+    }
+
+    #[test]
+    fn zero_minutes_remaining_go_straight_to_seconds() {
+        let now = dhms(11, 10, 24, 30);
+        let deadline = dhms(11, 11, 0, 15);
+        assert_eq!(
+            place(&FIG7, now, deadline - now),
+            Place::Slot { level: 2, slot: 11 }
+        );
+        let t = reached(&FIG7, now, 2, 11);
+        assert_eq!(
+            place(&FIG7, t, deadline - t),
+            Place::Slot { level: 0, slot: 15 }
+        );
+    }
+
+    #[test]
+    fn top_level_is_a_ring_then_overflow() {
+        // Day 99 plus two days: day slot 1, next time round.
+        let now = dhms(99, 5, 0, 0);
+        assert_eq!(
+            place(&FIG7, now, dhms(2, 0, 0, 0)),
+            Place::Slot { level: 3, slot: 1 }
+        );
+        // 100 pointer moves is a full turn, onto the current slot; 101 is too far.
+        let to_midnight = dhms(0, 19, 0, 0);
+        let full = to_midnight + dhms(99, 0, 0, 0);
+        assert_eq!(place(&FIG7, now, full), Place::Slot { level: 3, slot: 99 });
+        assert_eq!(place(&FIG7, now, full + dhms(1, 0, 0, 0)), Place::Overflow);
+    }
+
+    #[test]
+    fn level_is_the_highest_differing_digit() {
+        assert_eq!(W.level_for(0, 1), 0);
+        assert_eq!(W.level_for(0, 63), 0);
+        assert_eq!(W.level_for(0, 64), 1);
+        assert_eq!(W.level_for(63, 1), 1);
+        assert_eq!(W.level_for(64, 4095 - 64), 1);
+        assert_eq!(W.level_for(0, 1 << 30), 5);
+        assert_eq!(W.level_for(0, 1 << 40), 5);
+        // Across the roll-over: bit 63 differs; capped at the top.
+        assert_eq!(W.level_for(u64::MAX, 1), 5);
+    }
+
+    #[test]
+    fn level_by_leading_zeros_matches_digit_scan() {
+        let mut rng = Rng(7);
+        for _ in 0..100_000 {
+            let now = rng.wide();
+            let rem = 1 + rng.wide() % (MAX_INTERVAL - 1);
+            let rem = rem >> rng.below(63);
+            let rem = rem.max(1);
+            assert_eq!(
+                W.level_for(now, rem),
+                level_by_digits(&W, now, rem),
+                "{now} {rem}"
+            );
+            let w2 = Pow2::<2>;
+            assert_eq!(w2.level_for(now, rem), level_by_digits(&w2, now, rem));
+            let w10 = Pow2::<10>;
+            assert_eq!(w10.level_for(now, rem), level_by_digits(&w10, now, rem));
+        }
+    }
+
+    #[test]
+    fn digits_and_turns() {
+        assert_eq!(digit(&W, 64 * 3 + 5, 0), 5);
+        assert_eq!(digit(&W, 64 * 3 + 5, 1), 3);
+        assert!(turns(&W, 4096, 2));
+        assert!(!turns(&W, 4097, 1));
+        // The roll-over turns every level, onto slot 0.
+        assert!((0..LVL_DEPTH).all(|l| turns(&W, 0, l) && digit(&W, 0, l) == 0));
+        assert_eq!(digit(&W, u64::MAX, 5), 63);
+    }
+
+    #[test]
+    fn slots_ahead_counts_pointer_moves() {
+        assert_eq!(slots_ahead(&W, 63, 1, 1), Some(1));
+        assert_eq!(slots_ahead(&W, 62, 1, 1), Some(0));
+        assert_eq!(slots_ahead(&W, 0, 64 * 64, 1), Some(64));
+        assert_eq!(slots_ahead(&FIG7, 1, u64::MAX, 1), None);
+    }
+
+    #[test]
+    fn next_occupied_wraps() {
+        assert_eq!(next_occupied(0b1000_0010, 0), 1);
+        assert_eq!(next_occupied(0b1000_0010, 2), 7);
+        assert_eq!(next_occupied(0b1000_0010, 8), 1);
+        assert_eq!(next_occupied(1 << 63, 63), 63);
+        assert_eq!(next_occupied(1, 63), 0);
+    }
+
+    type Wheel<const D: usize> = Hierarchical<HostStorage, D>;
+
+    fn wheel<const D: usize>(start: u64) -> Wheel<D> {
+        Hierarchical::new(&Config {
+            capacity: 512,
+            slots: 0,
+            start,
+        })
+        .unwrap()
+    }
+
+    /// Where `handle`'s entry is: `(level, slot)`, level `D` for overflow.
+    fn whereabouts<const D: usize>(w: &Wheel<D>, h: Handle) -> (usize, usize) {
+        let list = w.arena.entry(h.index()).list as usize;
+        (list / LVL_SIZE, list % LVL_SIZE)
+    }
+
+    /// Checks the type invariants.
+    fn assert_placed<const D: usize>(w: &Wheel<D>) {
+        let now = w.arena.now();
+        for (list, l) in w.slots.iter().enumerate() {
+            if list < Wheel::<D>::OVERFLOW {
+                let bit = w.occupied[list / LVL_SIZE] >> (list % LVL_SIZE) & 1;
+                assert_eq!(bit == 1, !l.is_empty(), "bitmap of list {list} at {now}");
+            }
+            let mut at = l.head;
+            while at != NIL {
+                let e = w.arena.entry(at);
+                assert_eq!(e.list as usize, list);
+                let want = match place(&Pow2::<D>, now, w.arena.remaining(e.deadline)) {
+                    Place::Slot { level, slot } => level * LVL_SIZE + slot,
+                    Place::Overflow => Wheel::<D>::OVERFLOW,
+                    Place::Due => panic!("due entry {at} pending at {now}"),
+                };
+                assert_eq!(
+                    list, want,
+                    "entry {at} due {} misplaced at {now}",
+                    e.deadline
+                );
+                at = w.arena.next(at);
+            }
+        }
+    }
+
+    #[test]
+    fn timer_migrates_down_and_fires_on_time() {
+        let mut w = wheel::<LVL_DEPTH>(0);
+        let deadline = 3 * 4096 + 5 * 64 + 7;
+        let h = w.start(deadline, 42).unwrap();
+        assert_eq!(whereabouts(&w, h), (2, 3));
+        assert_eq!(w.next_expiry(), NextExpiry::At(deadline));
+        let mut seen = Vec::new();
+        while w.now() != deadline - 1 {
+            assert_eq!(w.tick(), 0);
+            if seen.last() != Some(&whereabouts(&w, h)) {
+                seen.push(whereabouts(&w, h));
+            }
+        }
+        assert_eq!(seen, [(2, 3), (1, 5), (0, 7)]);
+        assert_eq!(w.tick(), 1);
+        let e = w.pop_expired().unwrap();
+        assert_eq!((e.id, e.deadline, e.handle), (42, deadline, h));
+        assert_eq!(w.next_expiry(), NextExpiry::Idle);
+    }
+
+    #[test]
+    fn deadline_past_rollover_fires_exactly() {
+        let start = u64::MAX - 1000;
+        let mut w = wheel::<LVL_DEPTH>(start);
+        w.start(2000, 1).unwrap();
+        w.start(1001, 2).unwrap();
+        w.start(1000, 3).unwrap();
+        assert_eq!(w.next_expiry(), NextExpiry::At(u64::MAX));
+        let mut fired = Vec::new();
+        for _ in 0..2000 {
+            w.tick();
+            assert_placed(&w);
+            while let Some(e) = w.pop_expired() {
+                assert_eq!(e.deadline, w.now());
+                fired.push((e.id, e.deadline));
+            }
+        }
+        assert_eq!(fired, [(3, u64::MAX), (2, 0), (1, 999)]);
+    }
+
+    #[test]
+    fn overflow_drops_into_top_ring_as_top_pointer_moves() {
+        // Two levels: the top (level 1) has slots of 64 ticks; 64 of them is 4096 ticks.
+        let mut w = wheel::<2>(10);
+        let near = w.start(4096, 1).unwrap();
+        let far = w.start(4096 + 64, 2).unwrap();
+        assert_eq!(whereabouts(&w, near), (1, 0));
+        assert_eq!(whereabouts(&w, far), (2, 0));
+        assert_eq!(w.next_expiry(), NextExpiry::At(4106));
+        for _ in 0..54 {
+            w.tick();
+        }
+        assert_eq!(w.now(), 64);
+        assert_eq!(whereabouts(&w, far), (1, 1));
+        assert_eq!(w.stop(near), Ok(1));
+        assert_eq!(w.next_expiry(), NextExpiry::At(4096 + 64 + 10));
+        while w.tick() == 0 {}
+        assert_eq!(w.now(), 4096 + 64 + 10);
+        assert_eq!(w.pop_expired().map(|e| e.id), Some(2));
+    }
+
+    #[test]
+    fn stop_clears_occupancy_and_works_once_queued() {
+        let mut w = wheel::<LVL_DEPTH>(0);
+        let a = w.start(100, 1).unwrap();
+        let b = w.start(100, 2).unwrap();
+        assert_eq!(w.occupied[1], 1 << 1);
+        assert_eq!(w.stop(a), Ok(1));
+        assert_eq!(w.occupied[1], 1 << 1);
+        assert_eq!(w.stop(b), Ok(2));
+        assert_eq!(w.occupied, [0; LVL_DEPTH]);
+        assert_eq!(w.stop(b), Err(Error::Stale));
+        let c = w.start(1, 3).unwrap();
+        assert_eq!(w.tick(), 1);
+        assert_eq!(w.stop(c), Ok(3));
+        assert_eq!(w.pop_expired(), None);
+        assert!(w.is_empty());
+    }
+
+    #[test]
+    fn next_expiry_walks_one_slot_for_exactness() {
+        let mut w = wheel::<LVL_DEPTH>(0);
+        w.start(64 * 5 + 9, 1).unwrap();
+        w.start(64 * 5 + 3, 2).unwrap();
+        w.start(64 * 7, 3).unwrap();
+        assert_eq!(w.next_expiry(), NextExpiry::At(64 * 5 + 3));
+        w.start(1 << 50, 4).unwrap();
+        assert_eq!(w.next_expiry(), NextExpiry::At(64 * 5 + 3));
+    }
+
+    #[test]
+    fn bad_depth_is_refused() {
+        let c = Config::default();
+        assert!(matches!(
+            Hierarchical::<HostStorage, 0>::new(&c),
+            Err(Error::Config)
+        ));
+        assert!(matches!(
+            Hierarchical::<HostStorage, 11>::new(&c),
+            Err(Error::Config)
+        ));
+        assert!(Hierarchical::<HostStorage, 10>::new(&c).is_ok());
+    }
+
+    /// splitmix64.
+    struct Rng(u64);
+
+    impl Rng {
+        fn wide(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.wide() % n
+        }
+        fn interval(&mut self) -> u64 {
+            match self.below(32) {
+                0..=13 => 1 + self.below(64),
+                14..=21 => 1 + self.below(5000),
+                22..=28 => 1 + self.below(20_000),
+                29 => 1 + self.below(1 << 40),
+                30 => MAX_INTERVAL - 1 - self.below(1000),
+                _ => 4096 * (1 + self.below(4)) + self.below(3),
+            }
+        }
+    }
+
+    /// Runs `ops` random operations on `s` and on a list of `(handle, deadline, id)`, comparing
+    /// every answer; checks the invariants every `check` ticks.
+    fn against_model<const D: usize>(start: u64, seed: u64, ops: usize) {
+        let mut s = wheel::<D>(start);
+        let mut rng = Rng(seed);
+        let mut now = start;
+        let mut pending: Vec<(Handle, u64, u64)> = Vec::new();
+        let mut queued: VecDeque<(Handle, u64, u64)> = VecDeque::new();
+        let mut dead: Vec<Handle> = Vec::new();
+        let mut next_id = 0;
+        for op in 0..ops {
+            // Every third phase starts nothing, so that the wheel drains and goes idle.
+            let draining = op / 5000 % 3 == 2;
+            match rng.below(20) {
+                0..=4 if !draining => {
+                    let burst = if rng.below(8) == 0 {
+                        1 + rng.below(16)
+                    } else {
+                        1
+                    };
+                    let i = rng.interval();
+                    for _ in 0..burst {
+                        next_id += 1;
+                        let full = pending.len() + queued.len() == s.capacity();
+                        match s.start(i, next_id) {
+                            Ok(h) => pending.push((h, now.wrapping_add(i), next_id)),
+                            Err(e) => assert!(full && e == Error::Full, "{e:?}"),
+                        }
+                    }
+                }
+                5 | 6 => {
+                    let n = pending.len() + queued.len();
+                    if n == 0 || rng.below(10) == 0 {
+                        if let Some(&h) = dead.get(rng.below(dead.len() as u64 + 1) as usize) {
+                            assert_eq!(s.stop(h), Err(Error::Stale));
+                        }
+                        continue;
+                    }
+                    let k = rng.below(n as u64) as usize;
+                    let (h, _, id) = match k < pending.len() {
+                        true => pending.swap_remove(k),
+                        false => queued.remove(k - pending.len()).unwrap(),
+                    };
+                    assert_eq!(s.stop(h), Ok(id));
+                    dead.push(h);
+                }
+                0..=14 => {
+                    now = now.wrapping_add(1);
+                    let due: Vec<_> = pending.iter().filter(|p| p.1 == now).copied().collect();
+                    pending.retain(|p| p.1 != now);
+                    assert_eq!(s.tick(), due.len(), "at {now}");
+                    queued.extend(due);
+                    let want = pending
+                        .iter()
+                        .map(|p| p.1)
+                        .min_by_key(|d| d.wrapping_sub(now));
+                    let want = want.map_or(NextExpiry::Idle, NextExpiry::At);
+                    assert_eq!(s.next_expiry(), want, "at {now}");
+                    if rng.below(64) == 0 {
+                        assert_placed(&s);
+                    }
+                }
+                _ => match s.pop_expired() {
+                    Some(e) => {
+                        let k = queued.iter().position(|q| q.0 == e.handle).unwrap();
+                        assert_eq!(queued[k].1, queued[0].1, "popped out of tick order");
+                        assert_eq!((queued[k].1, queued[k].2), (e.deadline, e.id));
+                        queued.remove(k);
+                        dead.push(e.handle);
+                    }
+                    None => assert!(queued.is_empty()),
+                },
+            }
+            assert_eq!(s.len(), pending.len() + queued.len());
+            assert_eq!(s.queued(), queued.len());
+        }
+        assert_placed(&s);
+    }
+
+    #[test]
+    fn random_ops_match_model() {
+        against_model::<LVL_DEPTH>(0, 1, 200_000);
+        against_model::<LVL_DEPTH>(u64::MAX - 1000, 2, 200_000);
+        against_model::<LVL_DEPTH>((1 << 32) - 20_000, 3, 100_000);
+        against_model::<LVL_DEPTH>((5 << 30) - 3000, 4, 100_000);
+    }
+
+    #[test]
+    fn random_ops_match_model_through_overflow() {
+        against_model::<1>(u64::MAX - 5000, 5, 100_000);
+        against_model::<2>(0, 6, 200_000);
+        against_model::<2>(u64::MAX - 30_000, 7, 200_000);
+        against_model::<3>(u64::MAX - 100, 8, 100_000);
     }
 }
