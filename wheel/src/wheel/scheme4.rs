@@ -1,51 +1,710 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Scheme 4: placeholder until implemented (see scheme2.rs for the pattern).
+//! Scheme 4 (section V of the paper): the basic timing wheel, a circular array of lists with
+//! one slot per tick and a cursor on the slot of the current tick (Figure 5).
+//!
+//! A timer started `j` ticks from now goes on the list `j` slots past the cursor. Each tick
+//! moves the cursor one slot and queues that slot's whole list: nothing is ever put more than
+//! one turn ahead, so everything the cursor finds is due now. No timer is ever decremented or
+//! compared; the slot a timer sits in *is* its deadline. The price is memory, one list head per
+//! tick of the longest interval, and the limit itself: a longer interval fails with
+//! [`Error::Range`] and changes nothing (the paper suggests handing such timers to another
+//! scheme, which a caller can do).
+//!
+//! | routine     | cost              | note                                                |
+//! |-------------|-------------------|-----------------------------------------------------|
+//! | start       | O(1)              | append to the list `interval` slots past the cursor |
+//! | stop        | O(1)              | unlink from the slot named by the entry's tag       |
+//! | tick        | O(1)              | plus O(1) per expired timer                         |
+//! | next expiry | O(MaxInterval/64) | first busy slot after the cursor, 64 slots a step   |
+//!
+//! # Geometry
+//!
+//! The wheel has exactly `MaxInterval` slots (`config.slots`), not the next power of two, so no
+//! memory is wasted. The slot of a new timer is the cursor plus the interval, brought back into
+//! range by one conditional subtraction since the interval is at most one turn: no division,
+//! no mask. An interval of exactly `MaxInterval` lands on the cursor's own slot, which the
+//! current tick has already emptied and which the cursor reaches again `MaxInterval` ticks from
+//! now, so the accepted intervals are `1..=MaxInterval`.
+//!
+//! The cursor counts slots, not ticks: it starts at 0 whatever `config.start` is and is never
+//! derived from `now`. The wrap of the clock at 2^64, which a slot count that is not a power of
+//! two does not divide, therefore never reaches the index arithmetic.
+//!
+//! # Occupancy
+//!
+//! Beside the lists sits an `Occupancy` bitmap, one bit per slot set while its list is not
+//! empty: the "busy" marks of the paper's Appendix A. It costs a bit per slot (1/64 of the
+//! list heads) and one bit operation when a list becomes empty or non-empty, and lets
+//! [`Scheme::next_expiry`] find the first busy slot 64 slots at a time. Schemes 5 and 6 use it
+//! too.
+//!
+//! Timers with equal deadlines keep their start order (a new one goes at the tail of its slot;
+//! the paper puts it at the head, which is as cheap).
 
+use super::arena::{Arena, List, NIL, QUEUED};
 use super::{Config, Error, Expired, Handle, NextExpiry, Scheme, SchemeKind, Storage};
 
-/// Scheme 4.
-pub struct BasicWheel<S: Storage>(core::marker::PhantomData<S>);
+/// The basic timing wheel: `MaxInterval` slots, one per tick.
+///
+/// # Invariants
+///
+/// - An entry on `slots[s]` has `list == s` and is due `(s - cursor) mod MaxInterval` ticks from
+///   now, a distance of 0 meaning a whole turn, `MaxInterval`.
+/// - `occupied` has bit `s` set exactly when `slots[s]` is not empty.
+pub struct BasicWheel<S: Storage> {
+    arena: Arena<S>,
+    slots: S::Buf<List>,
+    occupied: Occupancy<S>,
+    cursor: u32,
+}
 
 impl<S: Storage> BasicWheel<S> {
-    /// Not implemented yet.
-    pub fn new(_config: &Config) -> Result<Self, Error> {
-        Err(Error::Config)
+    /// An empty wheel of `config.slots` slots, accepting intervals up to that many ticks, for
+    /// `config.capacity` timers.
+    ///
+    /// Fails with [`Error::Config`] if `config.slots` is 0, or so large that slot numbers would
+    /// collide with the arena's list tags.
+    pub fn new(config: &Config) -> Result<Self, Error> {
+        let n = config.slots;
+        // Slot numbers double as `Entry::list` tags, which must stay clear of FREE and QUEUED.
+        if n == 0 || n >= QUEUED {
+            return Err(Error::Config);
+        }
+        Ok(BasicWheel {
+            arena: Arena::new(config)?,
+            slots: S::alloc(n as usize, |_| List::EMPTY)?,
+            occupied: Occupancy::new(n)?,
+            // INVARIANT: every slot is empty, so any cursor will do.
+            cursor: 0,
+        })
+    }
+
+    /// `MaxInterval`: the longest interval accepted, and the number of slots.
+    fn max_interval(&self) -> u64 {
+        self.slots.len() as u64
+    }
+
+    /// The slot `distance` ticks past the cursor, for a distance in `1..=MaxInterval`.
+    fn slot_after(&self, distance: u64) -> u32 {
+        let n = self.max_interval();
+        // Both terms are below 2^32: the sum cannot overflow, and one turn at most is too far.
+        let slot = u64::from(self.cursor) + distance;
+        (if slot >= n { slot - n } else { slot }) as u32
+    }
+
+    /// Appends entry `idx`, on no list, to `slot`.
+    fn link(&mut self, idx: u32, slot: u32) {
+        self.arena
+            .push_back(&mut self.slots[slot as usize], slot, idx);
+        self.occupied.set(slot);
+    }
+
+    /// Unlinks entry `idx` from the slot it is on.
+    fn unlink(&mut self, idx: u32) {
+        let slot = self.arena.entry(idx).list;
+        let list = &mut self.slots[slot as usize];
+        self.arena.unlink(list, idx);
+        if list.is_empty() {
+            self.occupied.clear(slot);
+        }
+    }
+
+    /// Moves every entry on `slot` to the due queue; returns how many there were.
+    fn expire(&mut self, slot: u32) -> usize {
+        let mut at = self.arena.take(&mut self.slots[slot as usize]);
+        self.occupied.clear(slot);
+        let mut fired = 0;
+        while at != NIL {
+            // Queueing relinks the entry: read its successor first.
+            let next = self.arena.next(at);
+            debug_assert_eq!(
+                self.arena.entry(at).deadline,
+                self.arena.now(),
+                "entry {at} on slot {slot} is not due",
+            );
+            self.arena.queue(at);
+            at = next;
+            fired += 1;
+        }
+        fired
     }
 }
 
 impl<S: Storage> Scheme for BasicWheel<S> {
-    fn start(&mut self, _interval: u64, _id: u64) -> Result<Handle, Error> {
-        unimplemented!()
+    fn start(&mut self, interval: u64, id: u64) -> Result<Handle, Error> {
+        let deadline = self.arena.deadline(interval)?;
+        if interval > self.max_interval() {
+            return Err(Error::Range);
+        }
+        let idx = self.arena.alloc(id, deadline)?;
+        // INVARIANT: the slot is `interval` past the cursor, the deadline `interval` past now.
+        self.link(idx, self.slot_after(interval));
+        Ok(self.arena.handle(idx))
     }
-    fn stop(&mut self, _handle: Handle) -> Result<u64, Error> {
-        unimplemented!()
+
+    fn stop(&mut self, handle: Handle) -> Result<u64, Error> {
+        let idx = self.arena.resolve(handle)?;
+        if !self.arena.is_queued(idx) {
+            self.unlink(idx);
+        }
+        Ok(self.arena.release(idx))
     }
+
     fn tick(&mut self) -> usize {
-        unimplemented!()
+        self.arena.advance();
+        // INVARIANT: the clock and the cursor move together, so every distance shrinks by one,
+        // and the entries at distance 0, all on the new cursor's slot, are queued now.
+        self.cursor = self.slot_after(1);
+        self.expire(self.cursor)
     }
+
     fn pop_expired(&mut self) -> Option<Expired> {
-        unimplemented!()
+        self.arena.pop_due()
     }
+
     fn now(&self) -> u64 {
-        unimplemented!()
+        self.arena.now()
     }
+
     fn len(&self) -> usize {
-        unimplemented!()
+        self.arena.len()
     }
+
     fn queued(&self) -> usize {
-        unimplemented!()
+        self.arena.queued()
     }
+
     fn capacity(&self) -> usize {
-        unimplemented!()
+        self.arena.capacity()
     }
+
     fn next_expiry(&self) -> NextExpiry {
-        unimplemented!()
+        // Distances grow from 1 just past the cursor to a whole turn on the cursor itself, so the
+        // first busy slot from there on holds the earliest deadlines.
+        match self.occupied.next_set(self.slot_after(1)) {
+            None => NextExpiry::Idle,
+            Some(slot) => {
+                let head = self.slots[slot as usize].head;
+                NextExpiry::At(self.arena.entry(head).deadline)
+            }
+        }
     }
+
     fn memory_bytes(&self) -> usize {
-        unimplemented!()
+        self.arena.memory_bytes()
+            + self.slots.len() * core::mem::size_of::<List>()
+            + self.occupied.memory_bytes()
     }
+
     fn kind(&self) -> SchemeKind {
-        unimplemented!()
+        SchemeKind::BasicWheel
+    }
+}
+
+/// Bits per `Occupancy` word.
+const WORD_BITS: u32 = u64::BITS;
+
+/// One bit per wheel slot, set while the slot's list is not empty: the "busy" marks of the
+/// paper's Appendix A. Schemes 4, 5 and 6 keep one beside their slots.
+///
+/// # Invariants
+///
+/// Bits at or beyond the slot count it was created for are never set (callers only set bits
+/// of slots they have).
+pub(super) struct Occupancy<S: Storage> {
+    words: S::Buf<u64>,
+}
+
+/// The word holding bit `bit`.
+fn word_of(bit: u32) -> usize {
+    (bit / WORD_BITS) as usize
+}
+
+/// Bit `bit` within its word.
+fn mask_of(bit: u32) -> u64 {
+    1 << (bit % WORD_BITS)
+}
+
+/// The lowest set bit of `word`, word number `w`, as a bit number; `word` is not 0.
+fn lowest_bit(w: usize, word: u64) -> u32 {
+    w as u32 * WORD_BITS + word.trailing_zeros()
+}
+
+impl<S: Storage> Occupancy<S> {
+    /// A bitmap of `bits` clear bits.
+    pub(super) fn new(bits: u32) -> Result<Self, Error> {
+        let words = bits.div_ceil(WORD_BITS) as usize;
+        Ok(Occupancy {
+            words: S::alloc(words, |_| 0)?,
+        })
+    }
+
+    /// Marks `bit` busy.
+    pub(super) fn set(&mut self, bit: u32) {
+        self.words[word_of(bit)] |= mask_of(bit);
+    }
+
+    /// Marks `bit` idle.
+    pub(super) fn clear(&mut self, bit: u32) {
+        self.words[word_of(bit)] &= !mask_of(bit);
+    }
+
+    /// The first set bit at or after `from`, going on from bit 0 past the last one and so
+    /// wrapping round to just before `from`; `None` if no bit is set. Reads every word at most
+    /// once, the first one twice.
+    pub(super) fn next_set(&self, from: u32) -> Option<u32> {
+        let n = self.words.len();
+        let first = word_of(from);
+        let ahead = self.words[first] & (u64::MAX << (from % WORD_BITS));
+        if ahead != 0 {
+            return Some(lowest_bit(first, ahead));
+        }
+        // The last round reads `first` again, whole: its bits below `from` come last.
+        for k in 1..=n {
+            let w = (first + k) % n;
+            if self.words[w] != 0 {
+                return Some(lowest_bit(w, self.words[w]));
+            }
+        }
+        None
+    }
+
+    /// Bytes allocated for the bitmap.
+    pub(super) fn memory_bytes(&self) -> usize {
+        self.words.len() * core::mem::size_of::<u64>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::HostStorage;
+    use std::vec::Vec;
+
+    fn wheel(capacity: u32, slots: u32, start: u64) -> BasicWheel<HostStorage> {
+        BasicWheel::new(&Config {
+            capacity,
+            slots,
+            start,
+        })
+        .unwrap()
+    }
+
+    /// Checks the type invariants: tags, distances and the bitmap.
+    fn check(w: &BasicWheel<HostStorage>) {
+        let n = w.max_interval();
+        for s in 0..n as u32 {
+            let list = w.slots[s as usize];
+            assert_eq!(
+                list.is_empty(),
+                w.occupied.next_set(s) != Some(s),
+                "slot {s}"
+            );
+            let distance = (u64::from(s) + n - u64::from(w.cursor)) % n;
+            let distance = if distance == 0 { n } else { distance };
+            let mut at = list.head;
+            while at != NIL {
+                let e = w.arena.entry(at);
+                assert_eq!(e.list, s);
+                assert_eq!(e.deadline, w.now().wrapping_add(distance), "slot {s}");
+                at = e.next;
+            }
+        }
+    }
+
+    /// Ticks until something is queued (at most `limit` ticks); the ids popped then.
+    fn run_until_fired(w: &mut BasicWheel<HostStorage>, limit: u64) -> (u64, Vec<u64>) {
+        for t in 1..=limit {
+            if w.tick() > 0 {
+                let fired = core::iter::from_fn(|| w.pop_expired()).map(|e| e.id);
+                return (t, fired.collect());
+            }
+        }
+        (limit, Vec::new())
+    }
+
+    #[test]
+    fn config_is_validated() {
+        let bad = |slots| {
+            BasicWheel::<HostStorage>::new(&Config {
+                capacity: 1,
+                slots,
+                start: 0,
+            })
+        };
+        assert_eq!(bad(0).err(), Some(Error::Config));
+        assert_eq!(bad(u32::MAX).err(), Some(Error::Config));
+        assert!(bad(1).is_ok());
+        assert!(bad(1000).is_ok());
+    }
+
+    #[test]
+    fn slot_index_wraps_at_max_interval() {
+        let mut w = wheel(4, 10, 0);
+        assert_eq!(w.slot_after(1), 1);
+        assert_eq!(w.slot_after(10), 0);
+        w.cursor = 7;
+        assert_eq!(w.slot_after(2), 9);
+        assert_eq!(w.slot_after(3), 0);
+        assert_eq!(w.slot_after(10), 7);
+        w.cursor = 9;
+        assert_eq!(w.slot_after(1), 0);
+        let mut one = wheel(4, 1, 0);
+        assert_eq!(one.slot_after(1), 0);
+        one.tick();
+        assert_eq!(one.cursor, 0);
+    }
+
+    #[test]
+    fn every_interval_fires_exactly_on_time() {
+        let mut w = wheel(16, 7, 0);
+        for _ in 0..5 {
+            w.tick();
+        }
+        for interval in 1..=7 {
+            w.start(interval, interval).unwrap();
+            check(&w);
+            assert_eq!(run_until_fired(&mut w, 20), (interval, [interval].to_vec()));
+            assert!(w.is_empty());
+        }
+    }
+
+    #[test]
+    fn beyond_max_interval_is_a_range_error_and_changes_nothing() {
+        let mut w = wheel(4, 8, 0);
+        let h = w.start(8, 1).unwrap();
+        assert_eq!(w.start(9, 2), Err(Error::Range));
+        assert_eq!(w.start(u64::MAX >> 1, 2), Err(Error::Range));
+        assert_eq!(w.start(0, 2), Err(Error::Interval));
+        assert_eq!(w.start(super::super::MAX_INTERVAL, 2), Err(Error::Interval));
+        assert_eq!(w.len(), 1);
+        assert_eq!(w.next_expiry(), NextExpiry::At(8));
+        check(&w);
+        // A whole turn: it sits on the cursor's own slot and fires when the cursor is back.
+        assert_eq!(w.slot_after(8), w.cursor);
+        assert_eq!(run_until_fired(&mut w, 20), (8, [1].to_vec()));
+        assert_eq!(w.stop(h), Err(Error::Stale));
+    }
+
+    #[test]
+    fn clock_wraps_near_2_64_and_2_32() {
+        for start in [u64::MAX - 1000, u64::MAX - 2, (1 << 32) - 3] {
+            let mut w = wheel(8, 5, start);
+            for _ in 0..997 {
+                w.tick();
+            }
+            let now = w.now();
+            for interval in [1, 3, 5] {
+                w.start(interval, interval).unwrap();
+            }
+            assert_eq!(w.next_expiry(), NextExpiry::At(now.wrapping_add(1)));
+            let mut seen = Vec::new();
+            for _ in 0..10 {
+                w.tick();
+                check(&w);
+                while let Some(e) = w.pop_expired() {
+                    assert_eq!(e.deadline, w.now());
+                    assert_eq!(e.deadline, now.wrapping_add(e.id));
+                    seen.push(e.id);
+                }
+            }
+            assert_eq!(seen, [1, 3, 5]);
+        }
+    }
+
+    #[test]
+    fn stop_pending_and_queued() {
+        let mut w = wheel(8, 4, 0);
+        let a = w.start(2, 10).unwrap();
+        let b = w.start(2, 11).unwrap();
+        let c = w.start(3, 12).unwrap();
+        assert_eq!(w.stop(c), Ok(12));
+        assert_eq!(w.next_expiry(), NextExpiry::At(2));
+        w.tick();
+        assert_eq!(w.tick(), 2);
+        assert_eq!(w.next_expiry(), NextExpiry::Idle);
+        // Queued but not popped: stopping it means it is never popped.
+        assert_eq!(w.stop(a), Ok(10));
+        assert_eq!(w.queued(), 1);
+        assert_eq!(w.pop_expired().map(|e| e.handle), Some(b));
+        assert_eq!(w.pop_expired(), None);
+        assert_eq!(w.stop(a), Err(Error::Stale));
+        assert_eq!(w.stop(b), Err(Error::Stale));
+        assert!(w.is_empty());
+        check(&w);
+    }
+
+    #[test]
+    fn full_table_refuses_and_changes_nothing() {
+        let mut w = wheel(2, 4, 0);
+        w.start(1, 1).unwrap();
+        w.start(4, 2).unwrap();
+        assert_eq!(w.start(2, 3), Err(Error::Full));
+        assert_eq!(w.len(), 2);
+        assert!(w.slots[2].is_empty());
+        check(&w);
+        w.tick();
+        // Due but not popped still holds its entry.
+        assert_eq!(w.start(2, 3), Err(Error::Full));
+        assert_eq!(w.pop_expired().map(|e| e.id), Some(1));
+        assert!(w.start(2, 3).is_ok());
+    }
+
+    #[test]
+    fn rearm_between_pops() {
+        let mut w = wheel(8, 4, 0);
+        for id in 0..3 {
+            w.start(1, id).unwrap();
+        }
+        assert_eq!(w.tick(), 3);
+        assert_eq!(w.pop_expired().map(|e| e.id), Some(0));
+        // A callback re-arms itself for the next tick and for a whole turn.
+        w.start(1, 10).unwrap();
+        w.start(4, 11).unwrap();
+        check(&w);
+        assert_eq!(w.pop_expired().map(|e| e.id), Some(1));
+        assert_eq!(w.tick(), 1);
+        // What was left of tick 1 comes before tick 2.
+        let ids: Vec<u64> = core::iter::from_fn(|| w.pop_expired())
+            .map(|e| e.id)
+            .collect();
+        assert_eq!(ids, [2, 10]);
+        assert_eq!(run_until_fired(&mut w, 10), (3, [11].to_vec()));
+    }
+
+    #[test]
+    fn next_expiry_is_the_first_busy_slot_after_the_cursor() {
+        let mut w = wheel(8, 64 * 3 + 5, 0);
+        assert_eq!(w.next_expiry(), NextExpiry::Idle);
+        w.start(197, 0).unwrap();
+        assert_eq!(w.next_expiry(), NextExpiry::At(197));
+        for _ in 0..150 {
+            w.tick();
+        }
+        w.start(100, 1).unwrap();
+        assert_eq!(w.next_expiry(), NextExpiry::At(197));
+        w.start(40, 2).unwrap();
+        assert_eq!(w.next_expiry(), NextExpiry::At(190));
+        check(&w);
+    }
+
+    #[test]
+    fn occupancy_finds_the_next_busy_bit_wrapping() {
+        let mut o = Occupancy::<HostStorage>::new(130).unwrap();
+        assert_eq!(o.words.len(), 3);
+        assert_eq!(o.next_set(0), None);
+        o.set(5);
+        o.set(129);
+        assert_eq!(o.next_set(0), Some(5));
+        assert_eq!(o.next_set(5), Some(5));
+        assert_eq!(o.next_set(6), Some(129));
+        assert_eq!(o.next_set(129), Some(129));
+        o.clear(129);
+        assert_eq!(o.next_set(6), Some(5));
+        assert_eq!(o.next_set(64), Some(5));
+        o.set(3);
+        assert_eq!(o.next_set(4), Some(5));
+        o.clear(5);
+        assert_eq!(o.next_set(4), Some(3));
+        assert_eq!(o.memory_bytes(), 24);
+    }
+
+    #[test]
+    fn matches_the_model() {
+        for (seed, start) in [(1, 0), (2, (1 << 32) - 50), (3, u64::MAX - 1000)] {
+            let mut w = wheel(64, 50, start);
+            model::check_against(&mut w, seed, 100_000, 60, Some(50), true, check);
+        }
+    }
+}
+
+/// A randomized comparison of a scheme against a model, shared by the tests of schemes 4, 5 and
+/// 6.
+#[cfg(test)]
+pub(super) mod model {
+    use super::super::{Error, Handle, NextExpiry, Scheme, MAX_INTERVAL};
+    use std::vec::Vec;
+
+    /// xorshift64*: small, fast and good enough to pick operations.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    /// An outstanding timer as the model sees it.
+    #[derive(Clone, Copy)]
+    struct Timer {
+        handle: Handle,
+        id: u64,
+        deadline: u64,
+    }
+
+    /// What the scheme should hold: pending timers, and the due queue.
+    struct Model {
+        now: u64,
+        pending: Vec<Timer>,
+        due: Vec<Timer>,
+        capacity: usize,
+    }
+
+    impl Model {
+        fn len(&self) -> usize {
+            self.pending.len() + self.due.len()
+        }
+
+        /// The expected result of starting `interval`, given the scheme's `range`.
+        fn start_error(&self, interval: u64, range: Option<u64>) -> Option<Error> {
+            if interval == 0 || interval >= MAX_INTERVAL {
+                Some(Error::Interval)
+            } else if range.is_some_and(|max| interval > max) {
+                Some(Error::Range)
+            } else if self.len() == self.capacity {
+                Some(Error::Full)
+            } else {
+                None
+            }
+        }
+
+        /// Removes the timer `handle` names, wherever it is.
+        fn stop(&mut self, handle: Handle) -> Option<u64> {
+            for list in [&mut self.pending, &mut self.due] {
+                if let Some(k) = list.iter().position(|t| t.handle == handle) {
+                    return Some(list.swap_remove(k).id);
+                }
+            }
+            None
+        }
+
+        /// Advances the clock and moves what is due to the due queue; how many moved.
+        fn tick(&mut self) -> usize {
+            self.now = self.now.wrapping_add(1);
+            let before = self.due.len();
+            let now = self.now;
+            self.due
+                .extend(self.pending.iter().filter(|t| t.deadline == now));
+            self.pending.retain(|t| t.deadline != now);
+            self.due.len() - before
+        }
+
+        /// The earliest pending deadline.
+        fn next_expiry(&self) -> Option<u64> {
+            let remaining = self
+                .pending
+                .iter()
+                .map(|t| t.deadline.wrapping_sub(self.now));
+            remaining.min().map(|r| self.now.wrapping_add(r))
+        }
+    }
+
+    /// Runs `ops` random operations on `w` (empty, capacity at least 2) and on a model and
+    /// compares every result. Intervals are mostly in `1..=spread`; `range` is the scheme's
+    /// longest interval, if it has one; `exact` says next_expiry never answers `Unknown`.
+    /// `check` verifies the scheme's own invariants after each operation.
+    pub(in super::super) fn check_against<W: Scheme>(
+        w: &mut W,
+        seed: u64,
+        ops: usize,
+        spread: u64,
+        range: Option<u64>,
+        exact: bool,
+        check: impl Fn(&W),
+    ) {
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut m = Model {
+            now: w.now(),
+            pending: Vec::new(),
+            due: Vec::new(),
+            capacity: w.capacity(),
+        };
+        let mut issued: Vec<Handle> = Vec::new();
+        for op in 0..ops as u64 {
+            match rng.below(100) {
+                0..=39 => {
+                    let interval = match rng.below(64) {
+                        0 => 0,
+                        1 => MAX_INTERVAL + rng.below(2),
+                        2 => range.map_or(1, |max| max + 1),
+                        3 if rng.below(16) == 0 => MAX_INTERVAL - 1 - rng.below(1 << 40),
+                        _ => 1 + rng.below(spread),
+                    };
+                    let want = m.start_error(interval, range);
+                    match w.start(interval, op) {
+                        Ok(handle) => {
+                            assert_eq!(want, None, "start({interval}) at {}", m.now);
+                            let deadline = m.now.wrapping_add(interval);
+                            m.pending.push(Timer {
+                                handle,
+                                id: op,
+                                deadline,
+                            });
+                            issued.push(handle);
+                        }
+                        Err(e) => assert_eq!(want, Some(e), "start({interval}) at {}", m.now),
+                    }
+                }
+                40..=54 => {
+                    let outstanding = m.len() as u64;
+                    let handle = if outstanding > 0 && rng.below(4) != 0 {
+                        let k = rng.below(outstanding) as usize;
+                        let p = m.pending.len();
+                        if k < p {
+                            m.pending[k].handle
+                        } else {
+                            m.due[k - p].handle
+                        }
+                    } else if issued.is_empty() {
+                        Handle::new(0, 0)
+                    } else {
+                        issued[rng.below(issued.len() as u64) as usize]
+                    };
+                    let want = m.stop(handle).ok_or(Error::Stale);
+                    assert_eq!(w.stop(handle), want, "stop at {}", m.now);
+                }
+                55..=84 => assert_eq!(w.tick(), m.tick(), "tick to {}", m.now.wrapping_add(1)),
+                _ => {
+                    for _ in 0..1 + rng.below(3) {
+                        pop(w, &mut m);
+                    }
+                }
+            }
+            if issued.len() > 4096 {
+                issued.drain(..2048);
+            }
+            assert_eq!(w.now(), m.now);
+            assert_eq!(w.len(), m.len());
+            assert_eq!(w.queued(), m.due.len());
+            match (w.next_expiry(), m.next_expiry()) {
+                (NextExpiry::Idle, None) => {}
+                (NextExpiry::At(got), Some(want)) => assert_eq!(got, want, "at {}", m.now),
+                (NextExpiry::Unknown, Some(_)) if !exact => {}
+                (got, want) => panic!("next_expiry {got:?}, model {want:?} at {}", m.now),
+            }
+            check(w);
+        }
+    }
+
+    /// Pops one timer and checks it is the model's oldest due one.
+    fn pop<W: Scheme>(w: &mut W, m: &mut Model) {
+        let Some(e) = w.pop_expired() else {
+            assert!(m.due.is_empty(), "nothing popped, {} due", m.due.len());
+            return;
+        };
+        let k = m.due.iter().position(|t| t.handle == e.handle);
+        let k = k.unwrap_or_else(|| panic!("popped {e:?}, not due"));
+        let t = m.due.swap_remove(k);
+        assert_eq!((e.id, e.deadline), (t.id, t.deadline));
+        let age = m.now.wrapping_sub(e.deadline);
+        assert!(m.due.iter().all(|t| m.now.wrapping_sub(t.deadline) <= age));
     }
 }
