@@ -1,1 +1,726 @@
-fn main() {}
+// SPDX-License-Identifier: GPL-2.0
+
+//! `wheel-bench`: host benchmark of the seven schemes and the callout facility.
+//!
+//! Four measurements per scheme, each over `n` outstanding timers (log-spaced):
+//!
+//! - **reset** — Figure 9's method (section VII): `n` timers at random times far in the
+//!   future, then one more timer repeatedly reset to a random time farther than all others.
+//!   Reported as ns per stop + start pair on the bare scheme, and through the callout layer
+//!   both ways the paper compares: `unsetcallout`/`setcallout` (handles) and
+//!   `untimeout`/`timeout` (the `(func, arg)` hash).
+//! - **tick** — ns per `tick` with `n` timers pending and none due: `PER_TICK_BOOKKEEPING`.
+//! - **memory** — bytes allocated per outstanding timer, scheme alone and with the callout
+//!   tables.
+//! - **mixed** — a workload in the style of the Ratas benchmark: units of ten timers, short
+//!   ones always executed and re-armed, long ones rescheduled constantly and never executed,
+//!   medium ones re-armed rarely, rescheduled earlier or cancelled. Reported as operations
+//!   (starts + stops + executions) per second.
+//!
+//! A point that takes longer than the budget ends that sweep for that scheme (an O(n) scheme
+//! does, at large `n`); the table says where. Progress goes to stderr, the tables (markdown)
+//! to stdout, and every number to the CSV file given with `--csv`.
+
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+use wheel::callout::Callouts;
+use wheel::{AnyScheme, Config, Error, Handle, HostStorage, Scheme, SchemeKind};
+
+const USAGE: &str = "\
+usage: wheel-bench [options]
+
+Benchmarks the timer schemes of Varghese & Lauck and the BSD callout layer on the host.
+
+options:
+  --quick          small sweep (n up to 1e5, short runs)
+  --csv FILE       also write every measurement as CSV to FILE
+  --budget-ms MS   time budget per point; a scheme stops its sweep past it
+                   (default 2000, 300 with --quick)
+  --schemes LIST   comma-separated scheme numbers, e.g. 2,6,7 (default: all)
+  --slots M        wheel slots of schemes 5 and 6, a power of two (default 4096)
+  --seed N         seed of the random times (default 1)
+  -h, --help       this text
+";
+
+/// Far-future intervals of the filler timers: `[FAR_LO, FAR_HI)`.
+const FAR_LO: u64 = 1 << 18;
+const FAR_HI: u64 = 1 << 20;
+/// The reset timer goes farther than all of them: `(FAR_HI, 2 * FAR_HI]`. Scheme 4's
+/// `MaxInterval` is this, so its wheel has `2 * FAR_HI` slots.
+const RESET_HI: u64 = 2 * FAR_HI;
+
+struct Opts {
+    quick: bool,
+    csv: Option<String>,
+    budget: Duration,
+    schemes: Vec<SchemeKind>,
+    slots: u32,
+    seed: u64,
+}
+
+fn parse_args() -> Result<Opts, String> {
+    let mut opts = Opts {
+        quick: false,
+        csv: None,
+        budget: Duration::ZERO,
+        schemes: SchemeKind::ALL.to_vec(),
+        slots: 4096,
+        seed: 1,
+    };
+    let mut budget = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
+        match a.as_str() {
+            "-h" | "--help" => return Err(String::new()),
+            "--quick" => opts.quick = true,
+            "--csv" => opts.csv = Some(value("--csv")?),
+            "--budget-ms" => {
+                let v = value("--budget-ms")?;
+                budget = Some(v.parse().map_err(|_| format!("bad --budget-ms {v:?}"))?);
+            }
+            "--slots" => {
+                let v = value("--slots")?;
+                opts.slots = v.parse().map_err(|_| format!("bad --slots {v:?}"))?;
+                if !opts.slots.is_power_of_two() {
+                    return Err(format!("--slots {v} is not a power of two"));
+                }
+            }
+            "--seed" => {
+                let v = value("--seed")?;
+                opts.seed = v.parse().map_err(|_| format!("bad --seed {v:?}"))?;
+            }
+            "--schemes" => {
+                let v = value("--schemes")?;
+                opts.schemes = v
+                    .split(',')
+                    .map(|s| {
+                        s.trim()
+                            .parse()
+                            .ok()
+                            .and_then(SchemeKind::from_number)
+                            .ok_or(format!("bad scheme {s:?} in --schemes"))
+                    })
+                    .collect::<Result<_, _>>()?;
+            }
+            _ => return Err(format!("unknown argument {a:?}")),
+        }
+    }
+    let default_ms = if opts.quick { 300 } else { 2000 };
+    opts.budget = Duration::from_millis(budget.unwrap_or(default_ms));
+    Ok(opts)
+}
+
+/// xorshift64*, seeded through splitmix64.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Self {
+        let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        Rng((z ^ (z >> 31)) | 1)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// In `lo..=hi`.
+    fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.next() % (hi - lo + 1)
+    }
+}
+
+/// One number of the results.
+struct Row {
+    bench: &'static str,
+    kind: SchemeKind,
+    n: u64,
+    value: f64,
+    unit: &'static str,
+    note: String,
+}
+
+#[derive(Default)]
+struct Results {
+    rows: Vec<Row>,
+}
+
+impl Results {
+    fn add(
+        &mut self,
+        bench: &'static str,
+        kind: SchemeKind,
+        n: u64,
+        value: f64,
+        unit: &'static str,
+    ) {
+        eprintln!(
+            "  {bench:<14} {:<24} n={n:<8} {value:>12.1} {unit}",
+            kind.name()
+        );
+        self.rows.push(Row {
+            bench,
+            kind,
+            n,
+            value,
+            unit,
+            note: String::new(),
+        });
+    }
+
+    /// Marks the last row of `bench` for `kind` as the point past the budget.
+    fn over(&mut self, bench: &'static str, kind: SchemeKind, budget: Duration) {
+        let note = format!("over budget {budget:.0?}; larger n skipped");
+        eprintln!("  {bench:<14} {:<24} {note}", kind.name());
+        if let Some(r) = self
+            .rows
+            .iter_mut()
+            .rev()
+            .find(|r| r.bench == bench && r.kind == kind)
+        {
+            r.note = note;
+        }
+    }
+
+    fn get(&self, bench: &str, kind: SchemeKind, n: u64) -> Option<&Row> {
+        self.rows
+            .iter()
+            .find(|r| r.bench == bench && r.kind == kind && r.n == n)
+    }
+
+    fn csv(&self) -> String {
+        let mut s = String::from("bench,scheme,n,value,unit,note\n");
+        for r in &self.rows {
+            let _ = writeln!(
+                s,
+                "{},{},{},{:.3},{},{}",
+                r.bench,
+                r.kind.name(),
+                r.n,
+                r.value,
+                r.unit,
+                r.note.replace(',', ";")
+            );
+        }
+        s
+    }
+
+    /// A markdown table of `bench`: one row per scheme, one column per `n`.
+    fn table(&self, out: &mut String, bench: &str, title: &str, kinds: &[SchemeKind], ns: &[u64]) {
+        let _ = writeln!(out, "\n### {title}\n");
+        let _ = write!(out, "| scheme |");
+        for n in ns {
+            let _ = write!(out, " {} |", human(*n));
+        }
+        let _ = write!(out, "\n|---|");
+        for _ in ns {
+            let _ = write!(out, "---:|");
+        }
+        out.push('\n');
+        for &k in kinds {
+            let _ = write!(out, "| {} |", k.name());
+            let mut stopped = false;
+            for &n in ns {
+                match self.get(bench, k, n) {
+                    Some(r) if r.note.is_empty() => {
+                        let _ = write!(out, " {} |", fmt_value(r.value));
+                    }
+                    Some(r) => {
+                        stopped = true;
+                        let _ = write!(out, " {} (over budget) |", fmt_value(r.value));
+                    }
+                    None if stopped => out.push_str(" — |"),
+                    None => out.push_str(" n/a |"),
+                }
+            }
+            out.push('\n');
+        }
+    }
+}
+
+fn fmt_value(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+fn human(n: u64) -> String {
+    match n {
+        n if n >= 1_000_000 && n % 1_000_000 == 0 => format!("{}M", n / 1_000_000),
+        n if n >= 1000 => format!("{}k", n / 1000),
+        n => n.to_string(),
+    }
+}
+
+fn config(kind: SchemeKind, capacity: u32, opts: &Opts) -> Config {
+    let slots = match kind {
+        SchemeKind::BasicWheel => RESET_HI as u32,
+        _ => opts.slots,
+    };
+    Config {
+        capacity,
+        slots,
+        start: 0,
+    }
+}
+
+/// How long and how often a point is measured.
+#[derive(Clone, Copy)]
+struct Timing {
+    /// The last batch must take at least this long...
+    min_time: Duration,
+    /// ...and the point must have run at least this many repetitions...
+    min_reps: u64,
+    /// ...within this budget, setup included, or the sweep stops there.
+    budget: Duration,
+}
+
+impl Timing {
+    fn new(opts: &Opts) -> Self {
+        Timing {
+            min_time: Duration::from_millis(if opts.quick { 20 } else { 200 }),
+            min_reps: if opts.quick { 256 } else { 1024 },
+            budget: opts.budget,
+        }
+    }
+}
+
+/// Batches of the final size whose median is reported: one slow batch (the machine is shared)
+/// does not make a point.
+const REPEATS: usize = 3;
+
+/// Runs `f(reps)` in growing batches until one takes `min_time` with `min_reps` run in all,
+/// then [`REPEATS`] batches of that size, and reports the median ns per repetition. Stops
+/// early where `max_reps` would be passed; the point is over budget if `budget` (less `setup`,
+/// already spent) runs out before a batch is long enough.
+fn measure(t: Timing, setup: Duration, max_reps: u64, mut f: impl FnMut(u64)) -> (f64, bool) {
+    let began = Instant::now();
+    let budget = t.budget.saturating_sub(setup);
+    let mut reps = 4;
+    let mut used = 0;
+    let mut samples = Vec::new();
+    loop {
+        let batch = Instant::now();
+        f(reps);
+        let took = batch.elapsed();
+        used += reps;
+        let per_rep = took.as_nanos() as f64 / reps as f64;
+        let spent = began.elapsed();
+        if !samples.is_empty() || (took >= t.min_time && used >= t.min_reps) {
+            samples.push(per_rep);
+            if samples.len() == REPEATS || spent >= budget || used + reps > max_reps {
+                samples.sort_by(f64::total_cmp);
+                return (samples[(samples.len() - 1) / 2], false);
+            }
+            continue;
+        }
+        if spent >= budget {
+            return (per_rep, true);
+        }
+        if used + reps * 4 > max_reps {
+            return (per_rep, false);
+        }
+        // Grow, but not (much) past what is left of the budget.
+        let left = (budget - spent).as_nanos() as f64 / per_rep.max(1.0);
+        reps = (reps * 4).min(left as u64 + 1).max(1);
+    }
+}
+
+/// Far-future intervals, longest first: an ordered list (scheme 2, scheme 5's slots) then
+/// inserts each at its head, so filling is O(n) for every scheme and only the measured
+/// operation shows each scheme's cost.
+fn far_intervals(n: u64, rng: &mut Rng) -> Vec<u64> {
+    let mut v: Vec<u64> = (0..n).map(|_| rng.range(FAR_LO, FAR_HI - 1)).collect();
+    v.sort_unstable_by(|a, b| b.cmp(a));
+    v
+}
+
+/// What is still being swept for one scheme.
+struct Sweep {
+    reset: bool,
+    tick: bool,
+    handles: bool,
+    hash: bool,
+}
+
+impl Sweep {
+    fn scheme_side(&self) -> bool {
+        self.reset || self.tick
+    }
+    fn callout_side(&self) -> bool {
+        self.handles || self.hash
+    }
+}
+
+fn sweep_scheme(kind: SchemeKind, ns: &[u64], opts: &Opts, res: &mut Results) {
+    let timing = Timing::new(opts);
+    let mut live = Sweep {
+        reset: true,
+        tick: true,
+        handles: true,
+        hash: true,
+    };
+    let mut rng = Rng::new(opts.seed);
+    let resets: Vec<u64> = (0..4096).map(|_| rng.range(FAR_HI, RESET_HI)).collect();
+    for &n in ns {
+        let cap = n as u32 + 1;
+        if live.scheme_side() {
+            let t = Instant::now();
+            let mut s = AnyScheme::<HostStorage>::new(kind, &config(kind, cap, opts)).expect("new");
+            for (id, i) in far_intervals(n, &mut rng).into_iter().enumerate() {
+                s.start(i, id as u64).expect("fill");
+            }
+            let fill = t.elapsed();
+            res.add(
+                "memory",
+                kind,
+                n,
+                s.memory_bytes() as f64 / n as f64,
+                "bytes/timer",
+            );
+            if live.reset {
+                let mut h = s.start(RESET_HI, u64::MAX).expect("start");
+                let mut k = 0;
+                let (ns_per, over) = measure(timing, fill, u64::MAX, |reps| {
+                    for _ in 0..reps {
+                        s.stop(h).expect("stop");
+                        h = s.start(resets[k & 4095], 7).expect("start");
+                        k += 1;
+                    }
+                    black_box(h);
+                });
+                res.add("reset", kind, n, ns_per, "ns/pair");
+                if over {
+                    res.over("reset", kind, opts.budget);
+                    live.reset = false;
+                }
+                s.stop(h).expect("stop");
+            }
+            if live.tick {
+                // Nothing is due before FAR_LO ticks: pure bookkeeping.
+                let (ns_per, over) = measure(timing, fill, FAR_LO / 2, |reps| {
+                    for _ in 0..reps {
+                        black_box(s.tick());
+                    }
+                });
+                assert_eq!(s.queued(), 0);
+                res.add("tick", kind, n, ns_per, "ns/tick");
+                if over {
+                    res.over("tick", kind, opts.budget);
+                    live.tick = false;
+                }
+            }
+        }
+        if live.callout_side() {
+            sweep_callouts(kind, n, opts, &resets, &mut live, &mut rng, res);
+        }
+        if !live.scheme_side() && !live.callout_side() {
+            break;
+        }
+    }
+}
+
+/// Figure 9 proper: the reset through both callout interfaces.
+fn sweep_callouts(
+    kind: SchemeKind,
+    n: u64,
+    opts: &Opts,
+    resets: &[u64],
+    live: &mut Sweep,
+    rng: &mut Rng,
+    res: &mut Results,
+) {
+    const FUNC: u64 = 0xffff_ffff_8100_0000;
+    const ARG: u64 = 0xffff_8880_0000_0000;
+    let timing = Timing::new(opts);
+    let t = Instant::now();
+    let cap = n as u32 + 2;
+    let mut c = Callouts::<HostStorage>::new(kind, &config(kind, cap, opts)).expect("new");
+    for (k, i) in far_intervals(n, rng).into_iter().enumerate() {
+        c.timeout(FUNC, ARG + 64 * k as u64, i).expect("fill");
+    }
+    let fill = t.elapsed();
+    res.add(
+        "memory-callout",
+        kind,
+        n,
+        c.memory_bytes() as f64 / n as f64,
+        "bytes/timer",
+    );
+    if live.handles {
+        let mut h: Handle = c.setcallout(RESET_HI, 1).expect("setcallout");
+        let mut k = 0;
+        let (ns_per, over) = measure(timing, fill, u64::MAX, |reps| {
+            for _ in 0..reps {
+                c.unsetcallout(h).expect("unsetcallout");
+                h = c.setcallout(resets[k & 4095], 1).expect("setcallout");
+                k += 1;
+            }
+            black_box(h);
+        });
+        res.add("reset-handle", kind, n, ns_per, "ns/pair");
+        if over {
+            res.over("reset-handle", kind, opts.budget);
+            live.handles = false;
+        }
+    }
+    if live.hash {
+        let (f, a) = (FUNC + 8, ARG + 8);
+        c.timeout(f, a, RESET_HI).expect("timeout");
+        let mut k = 0;
+        let (ns_per, over) = measure(timing, fill, u64::MAX, |reps| {
+            for _ in 0..reps {
+                c.untimeout(f, a).expect("untimeout");
+                black_box(c.timeout(f, a, resets[k & 4095]).expect("timeout"));
+                k += 1;
+            }
+        });
+        res.add("reset-hash", kind, n, ns_per, "ns/pair");
+        if over {
+            res.over("reset-hash", kind, opts.budget);
+            live.hash = false;
+        }
+    }
+}
+
+/// Timer roles within a unit of the mixed workload (ten timers, as in Ratas).
+const SHORT: [usize; 3] = [0, 1, 2];
+const LONG_ONCE: usize = 3;
+const LONG_RESCHED: [usize; 3] = [4, 5, 6];
+const MEDIUM: [usize; 2] = [7, 8];
+const MEDIUM_CANCEL: usize = 9;
+
+/// Interval range of the long timers. Units are active every ~35 ticks, so the rescheduled
+/// ones never fire.
+const LONG: (u64, u64) = (500, 1000);
+
+struct Mixed {
+    s: AnyScheme<HostStorage>,
+    handles: Vec<Option<Handle>>,
+    rng: Rng,
+    ops: u64,
+}
+
+impl Mixed {
+    fn arm(&mut self, slot: usize, interval: u64) {
+        if let Some(h) = self.handles[slot].take() {
+            self.s.stop(h).expect("stop");
+            self.ops += 1;
+        }
+        self.handles[slot] = Some(self.s.start(interval, slot as u64).expect("start"));
+        self.ops += 1;
+    }
+
+    fn cancel(&mut self, slot: usize) {
+        if let Some(h) = self.handles[slot].take() {
+            self.s.stop(h).expect("stop");
+            self.ops += 1;
+        }
+    }
+
+    /// Work a unit does when one of its short timers fires.
+    fn activity(&mut self, unit: usize) {
+        let base = unit * 10;
+        // Long timers pushed back on every activity: never executed.
+        for r in LONG_RESCHED {
+            let i = self.rng.range(LONG.0, LONG.1);
+            self.arm(base + r, i);
+        }
+        let roll = self.rng.next() % 16;
+        for m in MEDIUM {
+            if roll < 2 && self.handles[base + m].is_none() {
+                let i = self.rng.range(64, 512);
+                self.arm(base + m, i);
+            }
+        }
+        if roll == 15 {
+            match self.handles[base + MEDIUM_CANCEL] {
+                None => {
+                    let i = self.rng.range(128, 512);
+                    self.arm(base + MEDIUM_CANCEL, i);
+                }
+                Some(_) if self.rng.next().is_multiple_of(2) => self.cancel(base + MEDIUM_CANCEL),
+                Some(_) => {
+                    let i = self.rng.range(1, 64);
+                    self.arm(base + MEDIUM_CANCEL, i);
+                }
+            }
+        }
+    }
+
+    fn fired(&mut self, slot: usize) {
+        self.handles[slot] = None;
+        self.ops += 1;
+        let (unit, role) = (slot / 10, slot % 10);
+        if SHORT.contains(&role) {
+            let i = self.rng.range(1, 16);
+            self.arm(slot, i);
+            if self.rng.next().is_multiple_of(4) {
+                self.activity(unit);
+            }
+        } else if role == LONG_ONCE {
+            let i = self.rng.range(LONG.0, LONG.1);
+            self.arm(slot, i);
+        }
+    }
+}
+
+/// A mixed run is a whole run, not a point: its budget is twice a point's per this many
+/// unit-ticks (1000 units for 1500 ticks, about 6 M operations), so that only a scheme whose
+/// cost per operation grows with occupancy runs out of it...
+const MIXED_UNIT_TICKS_PER_BUDGET: u64 = 1_500_000;
+/// ...up to this many points' budget.
+const MIXED_MAX_POINTS: u32 = 10;
+
+/// The budget of a mixed run of `units` units for `ticks` ticks.
+fn mixed_budget(units: u64, ticks: u64, opts: &Opts) -> Duration {
+    let shares = (units * ticks).div_ceil(MIXED_UNIT_TICKS_PER_BUDGET).max(1) as u32;
+    opts.budget * (2 * shares).min(MIXED_MAX_POINTS)
+}
+
+/// Runs the mixed workload with `units` units for `ticks` ticks. Returns ops per second, and
+/// whether it ran out of budget (the rate is then over the ticks it managed).
+fn mixed(kind: SchemeKind, units: u64, ticks: u64, opts: &Opts) -> (f64, bool) {
+    let cap = (units * 10) as u32;
+    let mut m = Mixed {
+        s: AnyScheme::new(kind, &config(kind, cap, opts)).expect("new"),
+        handles: vec![None; cap as usize],
+        rng: Rng::new(opts.seed ^ units),
+        ops: 0,
+    };
+    for u in 0..units as usize {
+        for r in SHORT {
+            let i = m.rng.range(1, 16);
+            m.arm(u * 10 + r, i);
+        }
+        let i = m.rng.range(LONG.0, LONG.1);
+        m.arm(u * 10 + LONG_ONCE, i);
+        m.activity(u);
+    }
+    m.ops = 0;
+    let budget = mixed_budget(units, ticks, opts);
+    let began = Instant::now();
+    for t in 0..ticks {
+        m.s.tick();
+        while let Some(e) = m.s.pop_expired() {
+            m.fired(e.id as usize);
+        }
+        if t.is_multiple_of(64) && began.elapsed() > budget {
+            eprintln!("  mixed: {} ops in {:.1?}", m.ops, began.elapsed());
+            return (m.ops as f64 / began.elapsed().as_secs_f64(), true);
+        }
+    }
+    black_box(&m.handles);
+    eprintln!("  mixed: {} ops in {:.1?}", m.ops, began.elapsed());
+    (m.ops as f64 / began.elapsed().as_secs_f64(), false)
+}
+
+fn sweep_mixed(kind: SchemeKind, units: &[u64], ticks: u64, opts: &Opts, res: &mut Results) {
+    for &u in units {
+        let (ops_per_s, over) = mixed(kind, u, ticks, opts);
+        res.add("mixed", kind, u, ops_per_s / 1e6, "Mops/s");
+        if over {
+            res.over("mixed", kind, mixed_budget(u, ticks, opts));
+            break;
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let opts = match parse_args() {
+        Ok(o) => o,
+        Err(e) if e.is_empty() => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprint!("wheel-bench: {e}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let ns: Vec<u64> = if opts.quick {
+        vec![1_000, 10_000, 100_000]
+    } else {
+        vec![1_000, 3_162, 10_000, 31_623, 100_000, 316_228, 1_000_000]
+    };
+    let units: Vec<u64> = if opts.quick {
+        vec![100, 1_000, 10_000]
+    } else {
+        vec![100, 1_000, 10_000, 100_000]
+    };
+    let ticks = 1_500;
+    let mut kinds = Vec::new();
+    for &k in &opts.schemes {
+        match AnyScheme::<HostStorage>::new(k, &config(k, 1, &opts)) {
+            Ok(_) => kinds.push(k),
+            Err(Error::Config) => eprintln!("skipping {}: not available (new() refuses)", k.name()),
+            Err(e) => eprintln!("skipping {}: {e:?}", k.name()),
+        }
+    }
+    let mut res = Results::default();
+    for &k in &kinds {
+        eprintln!("{}:", k.name());
+        sweep_scheme(k, &ns, &opts, &mut res);
+        sweep_mixed(k, &units, ticks, &opts, &mut res);
+    }
+
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "## wheel-bench{} — schemes 5/6 with M = {}, scheme 4 with MaxInterval = {}, budget {:?} \
+         per point (mixed: 2x per 1000 units x 1500 ticks, at most {MIXED_MAX_POINTS}x)",
+        if opts.quick { " --quick" } else { "" },
+        opts.slots,
+        RESET_HI,
+        opts.budget
+    );
+    let tables = [
+        (
+            "reset",
+            "Reset, ns per stop + start pair (Figure 9's method) vs n outstanding",
+        ),
+        (
+            "reset-handle",
+            "Reset through unsetcallout + setcallout (handles), ns per pair",
+        ),
+        (
+            "reset-hash",
+            "Reset through untimeout + timeout (hash on func, arg), ns per pair",
+        ),
+        (
+            "tick",
+            "Per-tick bookkeeping, ns per tick with n pending, none due",
+        ),
+        ("memory", "Bytes per outstanding timer, scheme alone"),
+        (
+            "memory-callout",
+            "Bytes per outstanding timer, with the callout tables",
+        ),
+    ];
+    for (bench, title) in tables {
+        res.table(&mut out, bench, title, &kinds, &ns);
+    }
+    let title = format!(
+        "Mixed workload (Ratas-style, {ticks} ticks), million operations per second vs units of 10 timers"
+    );
+    res.table(&mut out, "mixed", &title, &kinds, &units);
+    print!("{out}");
+
+    if let Some(path) = &opts.csv {
+        if let Err(e) = std::fs::write(path, res.csv()) {
+            eprintln!("wheel-bench: writing {path}: {e}");
+            return ExitCode::FAILURE;
+        }
+        eprintln!("wrote {path}");
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The behavioural suite: the guarantees at the top of `src/wheel/mod.rs`, checked one by one
+//! against every scheme in `SchemeKind::ALL` (one test set, run once per backend, like
+//! kselftest's `FIXTURE_VARIANT`). A scheme whose file is still a placeholder is skipped with a
+//! note, and `every_scheme_is_built` fails until none is.
+
+mod common;
+
+use common::{backends, drain, max_interval, step, HASHED_SLOTS, WHEEL4_MAX};
+use std::collections::HashMap;
+use wheel::{Error, Handle, NextExpiry, Scheme, SchemeKind, MAX_INTERVAL};
+
+#[test]
+fn every_scheme_is_built() {
+    let built: Vec<SchemeKind> = backends(4, 0).into_iter().map(|(k, _)| k).collect();
+    assert_eq!(built, SchemeKind::ALL, "some schemes are placeholders");
+}
+
+/// Starts one timer per interval, with ids not yet in `expected`, and records when each is
+/// due.
+fn fire_all(s: &mut impl Scheme, intervals: &[u64], expected: &mut HashMap<u64, u64>) {
+    let first = expected.len() as u64;
+    for (k, &i) in intervals.iter().enumerate() {
+        let id = first + k as u64 + 1_000_000;
+        let h = s.start(i, id);
+        assert!(h.is_ok(), "{:?}: start({i}) failed: {h:?}", s.kind());
+        assert_eq!(expected.insert(id, s.now().wrapping_add(i)), None);
+    }
+}
+
+/// Ticks, draining every tick, until every timer in `expected` has fired — each on its
+/// deadline, once.
+fn run_until_empty(kind: SchemeKind, s: &mut impl Scheme, expected: &mut HashMap<u64, u64>) {
+    let mut guard: u64 = 0;
+    while !expected.is_empty() {
+        s.tick();
+        let now = s.now();
+        while let Some(e) = s.pop_expired() {
+            assert_eq!(
+                e.deadline,
+                now,
+                "{}: {e:?} popped on tick {now}",
+                kind.name()
+            );
+            let want = expected.remove(&e.id);
+            assert_eq!(
+                want,
+                Some(now),
+                "{}: {e:?} unexpected on tick {now}",
+                kind.name()
+            );
+        }
+        guard += 1;
+        assert!(guard < 1 << 23, "{}: {expected:?} never fired", kind.name());
+    }
+    assert_eq!(s.len(), 0, "{}: timers left over", kind.name());
+}
+
+#[test]
+fn fires_exactly_on_deadline_once() {
+    // Edges of 2^k-slot levels and of the hashed wheels' M, below and above.
+    let short: Vec<u64> = [1, 2, 3, 7, 8, 9, 63, 64, 65, 255, 256, 257, 511, 512, 513]
+        .into_iter()
+        .chain([1000, 1023, 1024, 1025, 4095, 4096])
+        .collect();
+    let long: Vec<u64> = [4097, 16383, 16384, 16385, 65535, 65536, 65537, 100_000]
+        .into_iter()
+        .chain([(1 << 18) + 1, (1 << 20) - 1, 1 << 20, (1 << 22) + 1])
+        .collect();
+    for (kind, mut s) in backends(128, 0) {
+        let fits = |i: &u64| *i <= max_interval(kind);
+        let set: Vec<u64> = short.iter().chain(&long).copied().filter(fits).collect();
+        let mut expected = HashMap::new();
+        fire_all(&mut s, &set, &mut expected);
+        run_until_empty(kind, &mut s, &mut expected);
+        let mut s = common::scheme(kind, 128, 12_345).unwrap();
+        // Again, started off every boundary.
+        for _ in 0..777 {
+            s.tick();
+        }
+        fire_all(&mut s, &set, &mut expected);
+        run_until_empty(kind, &mut s, &mut expected);
+    }
+}
+
+#[test]
+fn interval_in_the_middle_of_a_run() {
+    // Timers started every tenth tick of a long run, each with its own interval.
+    for (kind, mut s) in backends(512, 1 << 20) {
+        let mut expected = HashMap::new();
+        let mut id = 0u64;
+        for t in 0..5000u64 {
+            if t % 10 == 0 {
+                let i = 1 + (t * 7919) % max_interval(kind).min(3000);
+                s.start(i, id).unwrap();
+                expected.insert(id, s.now() + i);
+                id += 1;
+            }
+            s.tick();
+            let now = s.now();
+            for (id, deadline) in drain(&mut s) {
+                assert_eq!(deadline, now, "{}", kind.name());
+                assert_eq!(expected.remove(&id), Some(now), "{} id {id}", kind.name());
+            }
+        }
+        run_until_empty(kind, &mut s, &mut expected);
+    }
+}
+
+#[test]
+fn stopped_never_fires_even_when_queued() {
+    for (kind, mut s) in backends(16, 0) {
+        let name = kind.name();
+        let h: Vec<Handle> = (0..6).map(|id| s.start(5, id).unwrap()).collect();
+        assert_eq!(s.stop(h[0]), Ok(0), "{name}");
+        assert_eq!(s.stop(h[1]), Ok(1), "{name}");
+        for _ in 0..5 {
+            s.tick();
+        }
+        assert_eq!(s.queued(), 4, "{name}");
+        assert_eq!(s.stop(h[4]), Ok(4), "{name}: stop a queued timer");
+        assert_eq!(s.queued(), 3, "{name}");
+        assert_eq!(s.len(), 3, "{name}");
+        let mut fired: Vec<u64> = drain(&mut s).into_iter().map(|(id, _)| id).collect();
+        fired.sort();
+        assert_eq!(fired, [2, 3, 5], "{name}");
+        // Stopped in the middle of draining.
+        let h: Vec<Handle> = (10..14).map(|id| s.start(1, id).unwrap()).collect();
+        s.tick();
+        let first = s.pop_expired().unwrap();
+        for (k, &hk) in h.iter().enumerate() {
+            if hk != first.handle && k % 2 == 0 {
+                s.stop(hk).unwrap();
+            }
+        }
+        let rest = drain(&mut s);
+        assert!(rest.iter().all(|(id, _)| id % 2 == 1), "{name}: {rest:?}");
+        for _ in 0..10 {
+            assert!(step(&mut s).is_empty(), "{name}");
+        }
+        assert!(s.is_empty(), "{name}");
+    }
+}
+
+#[test]
+fn same_tick_all_before_next_tick() {
+    for (kind, mut s) in backends(64, 1000) {
+        let name = kind.name();
+        for id in 0..10 {
+            s.start(3, 100 + id).unwrap();
+            s.start(2, id).unwrap();
+        }
+        for _ in 0..3 {
+            s.tick();
+        }
+        assert_eq!(s.queued(), 20, "{name}");
+        let order = drain(&mut s);
+        assert!(
+            order[..10].iter().all(|&(id, d)| id < 100 && d == 1002),
+            "{name}: {order:?}"
+        );
+        assert!(
+            order[10..].iter().all(|&(id, d)| id >= 100 && d == 1003),
+            "{name}: {order:?}"
+        );
+        // A partial pop is carried ahead of the next tick's timers.
+        for id in 0..4 {
+            s.start(1, id).unwrap();
+            s.start(2, 100 + id).unwrap();
+        }
+        s.tick();
+        assert_eq!(s.pop_expired().map(|e| e.deadline), Some(1004), "{name}");
+        s.tick();
+        let order = drain(&mut s);
+        let deadlines: Vec<u64> = order.iter().map(|&(_, d)| d).collect();
+        assert_eq!(
+            deadlines,
+            [1004, 1004, 1004, 1005, 1005, 1005, 1005],
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn rearm_during_expiry() {
+    for (kind, mut s) in backends(16, 0) {
+        let name = kind.name();
+        let h: Vec<Handle> = (0..4).map(|id| s.start(1, id).unwrap()).collect();
+        s.tick();
+        let first = s.pop_expired().unwrap();
+        // The callback re-arms itself, arms a far one, and cancels a sibling already due.
+        s.start(1, first.id).unwrap();
+        s.start(3, 50).unwrap();
+        let victim = h.iter().position(|&x| x != first.handle).unwrap();
+        assert_eq!(s.stop(h[victim]), Ok(victim as u64), "{name}");
+        let rest = drain(&mut s);
+        assert_eq!(rest.len(), 2, "{name}: {rest:?}");
+        assert!(rest.iter().all(|&(_, d)| d == 1), "{name}: {rest:?}");
+        assert_eq!(step(&mut s), [(first.id, 2)], "{name}");
+        assert!(step(&mut s).is_empty(), "{name}");
+        assert_eq!(step(&mut s), [(50, 4)], "{name}");
+        // Re-arming with the same deadline as the queue being drained is impossible: the
+        // shortest interval is one tick, so it lands on the next tick.
+        s.start(1, 7).unwrap();
+        s.tick();
+        let e = s.pop_expired().unwrap();
+        s.start(1, e.id).unwrap();
+        assert_eq!(s.pop_expired(), None, "{name}");
+        assert_eq!(step(&mut s), [(7, 6)], "{name}");
+    }
+}
+
+#[test]
+fn full_table_refuses_and_changes_nothing() {
+    for (kind, mut s) in backends(8, 0) {
+        let name = kind.name();
+        for id in 0..8 {
+            s.start(id + 1, id).unwrap();
+        }
+        let next = s.next_expiry();
+        for i in [1, 5, 100, 4000] {
+            assert_eq!(s.start(i, 99), Err(Error::Full), "{name}");
+        }
+        assert_eq!(
+            (s.len(), s.queued(), s.next_expiry()),
+            (8, 0, next),
+            "{name}"
+        );
+        // Queued timers still hold their entries.
+        s.tick();
+        assert_eq!(s.queued(), 1, "{name}");
+        assert_eq!(s.start(1, 99), Err(Error::Full), "{name}");
+        assert_eq!(drain(&mut s), [(0, 1)], "{name}");
+        s.start(7, 99).unwrap();
+        assert_eq!(s.start(1, 100), Err(Error::Full), "{name}");
+        let mut fired = Vec::new();
+        for _ in 0..8 {
+            fired.extend(step(&mut s));
+        }
+        let mut want: Vec<(u64, u64)> = (1..8).map(|id| (id, id + 1)).collect();
+        want.push((99, 8));
+        fired.sort_by_key(|&(id, d)| (d, id));
+        want.sort_by_key(|&(id, d)| (d, id));
+        assert_eq!(fired, want, "{name}");
+        assert!(s.is_empty(), "{name}");
+    }
+}
+
+#[test]
+fn stale_handles_are_refused() {
+    for (kind, mut s) in backends(4, 0) {
+        let name = kind.name();
+        let a = s.start(2, 1).unwrap();
+        assert_eq!(s.stop(a), Ok(1), "{name}");
+        assert_eq!(s.stop(a), Err(Error::Stale), "{name}: stopped twice");
+        let b = s.start(1, 2).unwrap();
+        step(&mut s);
+        assert_eq!(s.stop(b), Err(Error::Stale), "{name}: fired");
+        // Reused entries get a new generation; the old handle must not reach the new timer.
+        let fresh: Vec<Handle> = (0..4).map(|id| s.start(3, 10 + id).unwrap()).collect();
+        for old in [a, b] {
+            assert_eq!(s.stop(old), Err(Error::Stale), "{name}: reused entry");
+        }
+        for bogus in [
+            Handle::new(4, 0),
+            Handle::new(1000, 0),
+            Handle::new(u32::MAX, 0),
+            Handle::from_raw(u64::MAX),
+            Handle::new(fresh[0].index(), fresh[0].generation().wrapping_add(1)),
+        ] {
+            assert_eq!(s.stop(bogus), Err(Error::Stale), "{name}: {bogus:?}");
+        }
+        assert_eq!(s.len(), 4, "{name}");
+        let h = Handle::from_raw(fresh[2].to_raw());
+        assert_eq!(s.stop(h), Ok(12), "{name}: round trip through raw");
+        let mut fired: Vec<u64> = (0..3)
+            .flat_map(|_| step(&mut s))
+            .map(|(id, _)| id)
+            .collect();
+        fired.sort();
+        assert_eq!(fired, [10, 11, 13], "{name}");
+    }
+}
+
+/// Starts timers on a clock created at `start`, with deadlines on both sides of a wrap.
+fn wraps(start: u64) {
+    let intervals = [1, 50, 99, 100, 101, 150, 999, 1000, 1001, 1500, 2000, 4096];
+    for (kind, mut s) in backends(64, start) {
+        let name = kind.name();
+        let mut expected = HashMap::new();
+        fire_all(&mut s, &intervals, &mut expected);
+        run_until_empty(kind, &mut s, &mut expected);
+        assert_eq!(s.now(), start.wrapping_add(4096), "{name}");
+        // Started after the wrap, too.
+        fire_all(&mut s, &intervals, &mut expected);
+        run_until_empty(kind, &mut s, &mut expected);
+        match s.next_expiry() {
+            NextExpiry::Idle => {}
+            other => panic!("{name}: {other:?} with nothing pending"),
+        }
+    }
+}
+
+#[test]
+fn clock_wraps_near_2_pow_32() {
+    wraps((1 << 32) - 1000);
+}
+
+#[test]
+fn clock_wraps_near_2_pow_64() {
+    wraps(u64::MAX - 1000);
+}
+
+#[test]
+fn clock_wraps_at_the_last_tick() {
+    for (kind, mut s) in backends(4, u64::MAX) {
+        s.start(1, 1).unwrap();
+        s.start(2, 2).unwrap();
+        assert_eq!(step(&mut s), [(1, 0)], "{}", kind.name());
+        assert_eq!(step(&mut s), [(2, 1)], "{}", kind.name());
+    }
+}
+
+#[test]
+fn intervals_are_validated() {
+    for (kind, mut s) in backends(8, 5) {
+        let name = kind.name();
+        for bad in [0, MAX_INTERVAL, MAX_INTERVAL + 1, u64::MAX] {
+            assert_eq!(s.start(bad, 0), Err(Error::Interval), "{name}: {bad}");
+        }
+        let longest = MAX_INTERVAL - 1;
+        if kind == SchemeKind::BasicWheel {
+            assert_eq!(s.start(longest, 0), Err(Error::Range), "{name}");
+            assert_eq!(s.start(WHEEL4_MAX + 1, 0), Err(Error::Range), "{name}");
+            assert_eq!(s.start(1 << 40, 0), Err(Error::Range), "{name}");
+            assert_eq!(s.len(), 0, "{name}: a refused start changed something");
+            s.start(WHEEL4_MAX, 1).unwrap();
+        } else {
+            // Far beyond anything a wheel covers: accepted, and stoppable.
+            let h = s.start(longest, 1).unwrap();
+            s.start(1 << 40, 2).unwrap();
+            assert_eq!(s.stop(h), Ok(1), "{name}");
+        }
+        assert_eq!(s.len(), 1, "{name}");
+    }
+}
+
+#[test]
+fn scheme4_fires_at_max_interval() {
+    for (kind, mut s) in backends(8, 77) {
+        if kind != SchemeKind::BasicWheel {
+            continue;
+        }
+        let mut expected = HashMap::new();
+        fire_all(&mut s, &[WHEEL4_MAX, WHEEL4_MAX - 1, 1], &mut expected);
+        assert_eq!(s.start(WHEEL4_MAX + 1, 9), Err(Error::Range));
+        run_until_empty(kind, &mut s, &mut expected);
+    }
+}
+
+#[test]
+fn far_timers_are_held_and_stopped() {
+    // Timers far beyond a wheel's span (many rounds of scheme 6, the top level of scheme 7)
+    // sit through ticks without firing and stop cleanly.
+    for (kind, mut s) in backends(64, (1 << 32) - 3) {
+        let name = kind.name();
+        let far = [
+            1u64 << 20,
+            1 << 32,
+            1 << 40,
+            MAX_INTERVAL - 1,
+            MAX_INTERVAL - 1000,
+        ];
+        let hs: Vec<Handle> = far
+            .iter()
+            .filter(|&&i| i <= max_interval(kind))
+            .enumerate()
+            .map(|(id, &i)| s.start(i, id as u64).unwrap())
+            .collect();
+        for _ in 0..(4 * u64::from(HASHED_SLOTS) + 10) {
+            assert!(step(&mut s).is_empty(), "{name}");
+        }
+        for (id, h) in hs.iter().enumerate() {
+            assert_eq!(s.stop(*h), Ok(id as u64), "{name}");
+        }
+        assert!(s.is_empty(), "{name}");
+    }
+}
+
+#[test]
+fn accounting() {
+    for (kind, mut s) in backends(10, 0) {
+        let name = kind.name();
+        assert_eq!(s.capacity(), 10, "{name}");
+        assert!(s.memory_bytes() >= 10 * 8, "{name}: {}", s.memory_bytes());
+        assert_eq!(s.next_expiry(), NextExpiry::Idle, "{name}");
+        let h = s.start(5, 0).unwrap();
+        s.start(3, 1).unwrap();
+        assert!(
+            matches!(s.next_expiry(), NextExpiry::At(3) | NextExpiry::Unknown),
+            "{name}: {:?}",
+            s.next_expiry()
+        );
+        assert_eq!((s.len(), s.queued(), s.is_empty()), (2, 0, false), "{name}");
+        for _ in 0..3 {
+            s.tick();
+        }
+        assert_eq!((s.len(), s.queued()), (2, 1), "{name}");
+        assert!(
+            matches!(s.next_expiry(), NextExpiry::At(5) | NextExpiry::Unknown),
+            "{name}: {:?}",
+            s.next_expiry()
+        );
+        s.stop(h).unwrap();
+        assert_eq!(
+            s.next_expiry(),
+            NextExpiry::Idle,
+            "{name}: only a queued one is left"
+        );
+        assert_eq!(drain(&mut s), [(1, 3)], "{name}");
+        assert!(s.is_empty(), "{name}");
+        assert_eq!(s.kind(), kind);
+    }
+}
+
+#[test]
+fn configs_are_checked() {
+    for kind in SchemeKind::ALL {
+        let mut c = common::config(kind, 0, 0);
+        assert!(wheel::AnyScheme::<wheel::HostStorage>::new(kind, &c).is_err());
+        c.capacity = u32::MAX;
+        assert!(wheel::AnyScheme::<wheel::HostStorage>::new(kind, &c).is_err());
+    }
+}

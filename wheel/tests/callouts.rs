@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The callout facility over every scheme: both BSD interfaces (section VII of the paper),
+//! first case by case, then against a model with random operation sequences.
+//!
+//! The model files legacy callouts under `(func, arg)` in a `BTreeMap` keyed by
+//! `(deadline, arm order)`, so `untimeout` must cancel that map's first entry: the callout due
+//! first, the oldest among equals. `WHEEL_PROP_OPS` scales the run as in `differential.rs`
+//! (a quarter of it here); `WHEEL_PROP_SEED` changes the sequences.
+
+mod common;
+
+use common::{callouts, max_interval, prop_ops, prop_seed, Rng};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::io::Write;
+use wheel::callout::{Callouts, Fired, Origin};
+use wheel::{Error, Handle, HostStorage, Scheme, SchemeKind, MAX_INTERVAL};
+
+/// Operations per backend in a plain `cargo test`.
+const DEFAULT_OPS: u64 = 250_000;
+
+/// Pointer-like keys: kernel text for functions, the direct map for arguments.
+fn func(k: u64) -> u64 {
+    0xffff_ffff_8100_0000 + k * 0x40
+}
+
+fn arg(k: u64) -> u64 {
+    0xffff_8880_0000_0000 + k * 0x8
+}
+
+fn every(capacity: u32, start: u64) -> Vec<(SchemeKind, Callouts<HostStorage>)> {
+    SchemeKind::ALL
+        .into_iter()
+        .filter_map(|k| callouts(k, capacity, start).map(|c| (k, c)))
+        .collect()
+}
+
+fn step(c: &mut Callouts<HostStorage>) -> Vec<Fired> {
+    c.tick();
+    std::iter::from_fn(|| c.pop_expired()).collect()
+}
+
+#[test]
+fn both_interfaces_fire_with_their_origin() {
+    for (kind, mut c) in every(16, u64::MAX - 2) {
+        let name = kind.name();
+        let a = c.setcallout(3, 7).unwrap();
+        let b = c.timeout(func(1), arg(1), 3).unwrap();
+        assert!(step(&mut c).is_empty() && step(&mut c).is_empty(), "{name}");
+        let mut fired = step(&mut c);
+        fired.sort_by_key(|f| f.handle.to_raw());
+        let mut want = vec![
+            Fired {
+                handle: a,
+                origin: Origin::Callout { cookie: 7 },
+                deadline: 0,
+            },
+            Fired {
+                handle: b,
+                origin: Origin::Legacy {
+                    func: func(1),
+                    arg: arg(1),
+                },
+                deadline: 0,
+            },
+        ];
+        want.sort_by_key(|f| f.handle.to_raw());
+        assert_eq!(fired, want, "{name}");
+        assert_eq!(c.untimeout(func(1), arg(1)), Err(Error::NotFound), "{name}");
+        assert_eq!(c.unsetcallout(a), Err(Error::Stale), "{name}");
+        assert!(c.memory_bytes() > c.scheme().memory_bytes(), "{name}");
+    }
+}
+
+#[test]
+fn untimeout_cancels_the_duplicate_due_first() {
+    for (kind, mut c) in every(16, 1 << 32) {
+        let name = kind.name();
+        let (f, a) = (func(2), arg(3));
+        let late = c.timeout(f, a, 50).unwrap();
+        let old = c.timeout(f, a, 10).unwrap();
+        let new = c.timeout(f, a, 10).unwrap();
+        let other = c.timeout(f, arg(4), 5).unwrap();
+        c.untimeout(f, a).unwrap();
+        assert_eq!(c.unsetcallout(old), Err(Error::Stale), "{name}");
+        c.untimeout(f, a).unwrap();
+        assert_eq!(c.unsetcallout(new), Err(Error::Stale), "{name}");
+        let legacy = Origin::Legacy { func: f, arg: a };
+        assert_eq!(c.unsetcallout(late), Ok(legacy), "{name}");
+        assert_eq!(c.untimeout(f, a), Err(Error::NotFound), "{name}");
+        assert_eq!(c.scheme().len(), 1, "{name}");
+        let fired: Vec<Handle> = (0..5)
+            .flat_map(|_| step(&mut c))
+            .map(|f| f.handle)
+            .collect();
+        assert_eq!(fired, [other], "{name}");
+    }
+}
+
+#[test]
+fn full_and_invalid_change_nothing() {
+    for (kind, mut c) in every(3, 0) {
+        let name = kind.name();
+        c.timeout(func(0), arg(0), 2).unwrap();
+        c.timeout(func(0), arg(0), 1).unwrap();
+        c.setcallout(1, 5).unwrap();
+        assert_eq!(c.timeout(func(1), arg(1), 1), Err(Error::Full), "{name}");
+        assert_eq!(c.setcallout(1, 6), Err(Error::Full), "{name}");
+        assert_eq!(c.untimeout(func(1), arg(1)), Err(Error::NotFound), "{name}");
+        c.untimeout(func(0), arg(0)).unwrap();
+        assert_eq!(
+            c.timeout(func(1), arg(1), 0),
+            Err(Error::Interval),
+            "{name}"
+        );
+        assert_eq!(
+            c.setcallout(MAX_INTERVAL, 1),
+            Err(Error::Interval),
+            "{name}"
+        );
+        assert_eq!(c.scheme().len(), 2, "{name}");
+        let fired: Vec<(Origin, u64)> = (0..2)
+            .flat_map(|_| step(&mut c))
+            .map(|f| (f.origin, f.deadline))
+            .collect();
+        assert_eq!(fired.len(), 2, "{name}: {fired:?}");
+        assert!(
+            fired.contains(&(Origin::Callout { cookie: 5 }, 1)),
+            "{name}"
+        );
+        let legacy = Origin::Legacy {
+            func: func(0),
+            arg: arg(0),
+        };
+        assert!(fired.contains(&(legacy, 2)), "{name}");
+    }
+}
+
+/// One callout of the model.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    origin: Origin,
+    rel: u64,
+    seq: u64,
+    queued: bool,
+}
+
+/// The reference for [`Callouts`].
+#[derive(Default)]
+struct Model {
+    start: u64,
+    elapsed: u64,
+    capacity: usize,
+    max_interval: u64,
+    live: HashMap<u64, Entry>,
+    pending: BTreeMap<(u64, u64), u64>,
+    due: BTreeMap<(u64, u64), u64>,
+    by_key: HashMap<(u64, u64), BTreeMap<(u64, u64), u64>>,
+    dead: VecDeque<u64>,
+    /// Every handle ever issued: none may come back.
+    issued: HashSet<u64>,
+    seq: u64,
+}
+
+impl Model {
+    fn start_errors(&self, ticks: u64) -> Vec<Error> {
+        let mut errs = Vec::new();
+        if ticks == 0 || ticks >= MAX_INTERVAL {
+            errs.push(Error::Interval);
+        } else if ticks > self.max_interval {
+            errs.push(Error::Range);
+        }
+        if self.live.len() == self.capacity {
+            errs.push(Error::Full);
+        }
+        errs
+    }
+
+    fn armed(&mut self, h: Handle, ticks: u64, origin: Origin) -> Result<(), String> {
+        let raw = h.to_raw();
+        if !self.issued.insert(raw) {
+            return Err(format!("{h:?} issued twice"));
+        }
+        self.seq += 1;
+        let e = Entry {
+            origin,
+            rel: self.elapsed + ticks,
+            seq: self.seq,
+            queued: false,
+        };
+        self.live.insert(raw, e);
+        self.pending.insert((e.rel, e.seq), raw);
+        if let Origin::Legacy { func, arg } = origin {
+            self.by_key
+                .entry((func, arg))
+                .or_default()
+                .insert((e.rel, e.seq), raw);
+        }
+        Ok(())
+    }
+
+    fn remove(&mut self, raw: u64) -> Entry {
+        let e = self.live.remove(&raw).expect("live");
+        let map = if e.queued {
+            &mut self.due
+        } else {
+            &mut self.pending
+        };
+        map.remove(&(e.rel, e.seq));
+        if let Origin::Legacy { func, arg } = e.origin {
+            let chain = self.by_key.get_mut(&(func, arg)).expect("key");
+            chain.remove(&(e.rel, e.seq));
+            if chain.is_empty() {
+                self.by_key.remove(&(func, arg));
+            }
+        }
+        if self.dead.len() == 64 {
+            self.dead.pop_front();
+        }
+        self.dead.push_back(raw);
+        e
+    }
+
+    fn untimeout(&mut self, func: u64, arg: u64) -> Result<(), Error> {
+        let raw = match self.by_key.get(&(func, arg)) {
+            Some(chain) => *chain.values().next().expect("nonempty"),
+            None => return Err(Error::NotFound),
+        };
+        self.remove(raw);
+        Ok(())
+    }
+
+    fn tick(&mut self) -> usize {
+        self.elapsed += 1;
+        let mut n = 0;
+        while let Some(entry) = self.pending.first_entry() {
+            if entry.key().0 > self.elapsed {
+                break;
+            }
+            let key = *entry.key();
+            let raw = entry.remove();
+            self.live.get_mut(&raw).expect("live").queued = true;
+            self.due.insert(key, raw);
+            n += 1;
+        }
+        n
+    }
+
+    fn pop(&mut self, got: Option<Fired>) -> Result<(), String> {
+        let first = self.due.first_key_value().map(|(k, _)| k.0);
+        let f = match (got, first) {
+            (None, None) => return Ok(()),
+            (Some(f), Some(rel)) => {
+                let e = self.live.get(&f.handle.to_raw()).copied();
+                match e {
+                    Some(e) if e.queued && e.rel == rel => (f, e),
+                    _ => return Err(format!("{f:?} is not due first ({e:?})")),
+                }
+            }
+            _ => return Err(format!("popped {got:?}, model's first due {first:?}")),
+        };
+        let (f, e) = f;
+        let deadline = self.start.wrapping_add(e.rel);
+        if (f.origin, f.deadline) != (e.origin, deadline) {
+            return Err(format!("{f:?}, want {:?} due {deadline}", e.origin));
+        }
+        self.remove(f.handle.to_raw());
+        Ok(())
+    }
+}
+
+fn callout_model(kind: SchemeKind) {
+    let total = prop_ops(DEFAULT_OPS * 4) / 4;
+    let base = prop_seed();
+    let mut ops = 0u64;
+    for (run, &(capacity, start)) in [
+        (8u32, 0u64),
+        (256, (1 << 32) - 5000),
+        (1024, u64::MAX - 3000),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let seed = base ^ (run as u64 + 1).wrapping_mul(0x51ed_270b) ^ (kind as u64) << 48;
+        let Some(mut c) = callouts(kind, capacity, start) else {
+            return;
+        };
+        let mut m = Model {
+            start,
+            capacity: capacity as usize,
+            max_interval: max_interval(kind),
+            ..Model::default()
+        };
+        let mut rng = Rng::new(seed);
+        let mut n = 0u64;
+        let mut last: VecDeque<String> = VecDeque::new();
+        let fail = |what: String, n: u64, last: &VecDeque<String>, m: &Model| -> ! {
+            panic!(
+                "\nDIVERGENCE in callouts on {}: {what}\n  base seed {base:#x} \
+                 (WHEEL_PROP_SEED={base}), run {run} seed {seed:#x}, op #{n}\n  model: elapsed \
+                 {}, live {}, due {}, keys {}\n  last: {last:#?}",
+                kind.name(),
+                m.elapsed,
+                m.live.len(),
+                m.due.len(),
+                m.by_key.len()
+            )
+        };
+        while n < total / 3 + 1 {
+            let interval = match rng.below(10) {
+                0..=5 => rng.range(1, 40),
+                6..=7 => rng.range(1, 4096),
+                8 => rng.range(1, 1 << 30),
+                _ => [0, 4096, 4097, MAX_INTERVAL - 1, MAX_INTERVAL][rng.below(5) as usize],
+            };
+            let (f, a) = (func(rng.below(4)), arg(rng.below(4)));
+            let roll = rng.below(100);
+            let desc;
+            match roll {
+                0..=34 => {
+                    let legacy = roll < 22;
+                    let errs = m.start_errors(interval);
+                    let (got, origin) = if legacy {
+                        let o = Origin::Legacy { func: f, arg: a };
+                        (c.timeout(f, a, interval), o)
+                    } else {
+                        let cookie = rng.next();
+                        (c.setcallout(interval, cookie), Origin::Callout { cookie })
+                    };
+                    desc = format!("arm {origin:?} in {interval} = {got:?}");
+                    match got {
+                        Ok(h) if errs.is_empty() => {
+                            if let Err(e) = m.armed(h, interval, origin) {
+                                fail(e, n, &last, &m);
+                            }
+                        }
+                        Err(e) if errs.contains(&e) => {}
+                        _ => fail(format!("{desc}, model allows {errs:?}"), n, &last, &m),
+                    }
+                }
+                35..=49 => {
+                    let want = m.untimeout(f, a);
+                    let got = c.untimeout(f, a);
+                    desc = format!("untimeout({f:#x}, {a:#x}) = {got:?}");
+                    if got != want {
+                        fail(format!("{desc}, model {want:?}"), n, &last, &m);
+                    }
+                }
+                50..=59 => {
+                    // A live one (the first due after a random tick), a dead one, or junk.
+                    let from = (m.elapsed + rng.below(5000), 0);
+                    let live = match rng.pct(20) {
+                        true => m.due.values().next(),
+                        false => m.pending.range(from..).next().map(|(_, h)| h),
+                    };
+                    let raw = if let (Some(&h), true) = (live, rng.pct(70)) {
+                        h
+                    } else if let Some(&d) = m.dead.get(rng.below(64) as usize) {
+                        d
+                    } else {
+                        rng.next()
+                    };
+                    let want = match m.live.contains_key(&raw) {
+                        true => Ok(m.remove(raw).origin),
+                        false => Err(Error::Stale),
+                    };
+                    let got = c.unsetcallout(Handle::from_raw(raw));
+                    desc = format!("unsetcallout({raw:#x}) = {got:?}");
+                    if got != want {
+                        fail(format!("{desc}, model {want:?}"), n, &last, &m);
+                    }
+                }
+                _ => {
+                    let want = m.tick();
+                    let got = c.tick();
+                    desc = format!("tick = {got}");
+                    if got != want {
+                        fail(format!("{desc}, model {want}"), n, &last, &m);
+                    }
+                    let partial = rng.pct(20);
+                    let mut budget = rng.below(m.due.len() as u64 + 1);
+                    loop {
+                        if partial && budget == 0 {
+                            break;
+                        }
+                        budget = budget.saturating_sub(1);
+                        let got = c.pop_expired();
+                        n += 1;
+                        if let Err(e) = m.pop(got) {
+                            fail(format!("pop {got:?}: {e}"), n, &last, &m);
+                        }
+                        let Some(f) = got else { break };
+                        // Re-arm from inside expiry processing.
+                        if rng.pct(30) && m.live.len() < m.capacity {
+                            let t = rng.range(1, 8);
+                            let h = match f.origin {
+                                Origin::Legacy { func, arg } => c.timeout(func, arg, t),
+                                Origin::Callout { cookie } => c.setcallout(t, cookie),
+                            };
+                            if t > m.max_interval {
+                                continue;
+                            }
+                            let h = h.unwrap_or_else(|e| {
+                                fail(format!("re-arm {f:?}: {e:?}"), n, &last, &m)
+                            });
+                            if let Err(e) = m.armed(h, t, f.origin) {
+                                fail(e, n, &last, &m);
+                            }
+                            n += 1;
+                        }
+                    }
+                }
+            }
+            n += 1;
+            if last.len() == 16 {
+                last.pop_front();
+            }
+            last.push_back(format!("#{n}: {desc}"));
+            let s = c.scheme();
+            let now = start.wrapping_add(m.elapsed);
+            if (s.now(), s.len(), s.queued()) != (now, m.live.len(), m.due.len()) {
+                let got = (s.now(), s.len(), s.queued());
+                fail(format!("(now, len, queued) = {got:?}"), n, &last, &m);
+            }
+        }
+        ops += n;
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "callouts on {}: {ops} ops, seed {base:#x}",
+        kind.name()
+    );
+}
+
+#[test]
+fn model_scheme1() {
+    callout_model(SchemeKind::Straightforward);
+}
+
+#[test]
+fn model_scheme2() {
+    callout_model(SchemeKind::OrderedList);
+}
+
+#[test]
+fn model_scheme3() {
+    callout_model(SchemeKind::Heap);
+}
+
+#[test]
+fn model_scheme4() {
+    callout_model(SchemeKind::BasicWheel);
+}
+
+#[test]
+fn model_scheme5() {
+    callout_model(SchemeKind::HashedSorted);
+}
+
+#[test]
+fn model_scheme6() {
+    callout_model(SchemeKind::HashedUnsorted);
+}
+
+#[test]
+fn model_scheme7() {
+    callout_model(SchemeKind::Hierarchical);
+}
