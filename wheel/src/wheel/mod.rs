@@ -59,6 +59,9 @@
 //! module's `wheel` module): it names no kernel type, uses no `unsafe`, and refers to its own
 //! items through `super::`, never `crate::`.
 
+// The kernel forbids floating point; this code runs in the kernel.
+#![deny(clippy::float_arithmetic)]
+
 pub mod arena;
 pub mod callout;
 pub mod scheme1;
