@@ -37,6 +37,7 @@
 
 use core::mem::size_of;
 use kernel::{
+    bindings,
     alloc::{
         flags::GFP_KERNEL_ACCOUNT,
         KVVec, //
@@ -77,21 +78,23 @@ use kernel::{
     time::{
         hrtimer::{
             ArcHrTimerHandle,
-            HasHrTimer,
             HrTimer,
             HrTimerCallback,
             HrTimerCallbackContext,
             HrTimerPointer,
             HrTimerRestart,
+            RelativeMode,
             RelativeSoftMode, //
         },
         Delta,
+        Instant,
         Monotonic, //
     },
     transmute::{
         AsBytes,
         FromBytes, //
     },
+    types::Opaque,
     uaccess::{
         UserPtr,
         UserSlice,
@@ -151,7 +154,7 @@ const TW_DEFAULT_RING: u32 = 4096;
 const TW_MAX_RING: u32 = 1 << 20;
 const TW_DEFAULT_BUDGET: u32 = 1024;
 const TW_MAX_BATCH: u32 = 65536;
-const TW_MAX_ADVANCE: u64 = 1 << 32;
+const TW_MAX_ADVANCE: u64 = 1 << 20;
 const TW_LATENESS_BUCKETS: usize = 16;
 
 const TW_OP_SET: u32 = 1;
@@ -172,6 +175,15 @@ const TW_IOC_UNTIMEOUT: u32 = _IOW::<TwUntimeout>(TW_IOC_MAGIC, 0x05);
 const TW_IOC_ADVANCE: u32 = _IOW::<u64>(TW_IOC_MAGIC, 0x06);
 const TW_IOC_BATCH: u32 = _IOW::<TwBatch>(TW_IOC_MAGIC, 0x07);
 const TW_IOC_STATS: u32 = _IOR::<TwStats>(TW_IOC_MAGIC, 0x08);
+const TW_IOC_BENCH: u32 = _IOWR::<TwBench>(TW_IOC_MAGIC, 0x09);
+
+const TW_BENCH_SETCALLOUT: u32 = 1;
+const TW_BENCH_TIMEOUT: u32 = 2;
+const TW_BENCH_TIMER_LIST: u32 = 3;
+const TW_BENCH_HRTIMER: u32 = 4;
+const TW_BENCH_TICK: u32 = 5;
+const TW_MAX_BENCH_ITERATIONS: u64 = 1 << 24;
+const TW_MAX_BENCH_TICKS: u64 = 1 << 40;
 
 /// `struct tw_info`.
 #[repr(C)]
@@ -279,6 +291,20 @@ struct TwFired {
     reserved: u32,
 }
 
+/// `struct tw_bench`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct TwBench {
+    kind: u32,
+    reserved: u32,
+    n: u64,
+    iterations: u64,
+    min_ticks: u64,
+    spread: u64,
+    seed: u64,
+    elapsed_ns: u64,
+}
+
 /// Marks uapi structures as plain bytes, after checking their size against the C header.
 macro_rules! uapi_structs {
     ($($t:ty = $size:expr),* $(,)?) => {$(
@@ -302,6 +328,7 @@ uapi_structs! {
     TwBatch = 16,
     TwStats = 8 * (14 + TW_LATENESS_BUCKETS),
     TwFired = 48,
+    TwBench = 56,
 }
 
 /// The errno of a failed wheel operation, as documented in the uapi header.
@@ -374,7 +401,7 @@ impl_has_hr_timer! {
 
 /// `tick_us` in nanoseconds, validated.
 fn heartbeat_ns() -> Result<u64> {
-    let us = u64::from(*module_parameters::tick_us.value());
+    let us = u64::from(module_parameters::tick_us.value());
     let ns = us * 1000;
     if !(TW_MIN_TICK_NS..=TW_MAX_TICK_NS).contains(&ns) {
         pr_err!("tick_us={} is outside 100..=1000000\n", us);
@@ -568,6 +595,31 @@ fn lateness_bucket(late: u64) -> usize {
     }
 }
 
+/// Turns a fired callout processed on tick `now` into a ring record, or a counted drop.
+/// Returns whether it was stored.
+fn record(ring: &mut Ring, stats: &mut TwStats, fired: &Fired, now: u64) -> bool {
+    let (cookie, arg, origin) = match fired.origin {
+        Origin::Callout { cookie } => (cookie, 0, TW_ORIGIN_CALLOUT),
+        Origin::Legacy { func, arg } => (func, arg, TW_ORIGIN_LEGACY),
+    };
+    let late = now.wrapping_sub(fired.deadline);
+    stats.lateness[lateness_bucket(late)] += 1;
+    stats.fired += 1;
+    let stored = ring.push(TwFired {
+        handle: fired.handle.to_raw(),
+        cookie,
+        arg,
+        deadline: fired.deadline,
+        fired: now,
+        origin,
+        reserved: 0,
+    });
+    if !stored {
+        stats.ring_drops += 1;
+    }
+    stored
+}
+
 // ---------------------------------------------------------------------------------------------
 // An instance's state, under its spinlock.
 
@@ -643,11 +695,17 @@ impl State {
     /// One tick: bookkeeping, then expiry processing within the budget. Returns whether a
     /// record was added to the ring (readers to wake).
     fn tick(&mut self) -> bool {
-        let (Some(callouts), Some(params)) = (self.callouts.as_mut(), self.params) else {
+        let State {
+            callouts: Some(callouts),
+            ring,
+            stats,
+            params: Some(params),
+        } = self
+        else {
             return false;
         };
         callouts.tick();
-        self.stats.ticks += 1;
+        stats.ticks += 1;
         let now = callouts.scheme().now();
         let mut done = 0u64;
         let mut delivered = false;
@@ -656,36 +714,11 @@ impl State {
                 break;
             };
             done += 1;
-            delivered |= self.record(&fired, now);
+            delivered |= record(ring, stats, &fired, now);
         }
-        let left = self.callouts.as_ref().map_or(0, |c| c.scheme().queued());
-        self.stats.carried += left as u64;
-        self.stats.max_tick_work = self.stats.max_tick_work.max(done);
+        stats.carried += callouts.scheme().queued() as u64;
+        stats.max_tick_work = stats.max_tick_work.max(done);
         delivered
-    }
-
-    /// Turns a fired callout into a ring record (or a counted drop).
-    fn record(&mut self, fired: &Fired, now: u64) -> bool {
-        let (cookie, arg, origin) = match fired.origin {
-            Origin::Callout { cookie } => (cookie, 0, TW_ORIGIN_CALLOUT),
-            Origin::Legacy { func, arg } => (func, arg, TW_ORIGIN_LEGACY),
-        };
-        let late = now.wrapping_sub(fired.deadline);
-        self.stats.lateness[lateness_bucket(late)] += 1;
-        self.stats.fired += 1;
-        let stored = self.ring.push(TwFired {
-            handle: fired.handle.to_raw(),
-            cookie,
-            arg,
-            deadline: fired.deadline,
-            fired: now,
-            origin,
-            reserved: 0,
-        });
-        if !stored {
-            self.stats.ring_drops += 1;
-        }
-        stored
     }
 
     /// The statistics, with the gauges read now.
@@ -911,6 +944,292 @@ impl Instance {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// TW_IOC_BENCH: the paper's reset loop, timed inside the kernel.
+
+/// xorshift64*: deterministic deadlines for a bench, from its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Self {
+        Rng(seed | 1)
+    }
+
+    /// A value in `[lo, lo + spread)`, `spread > 0`.
+    fn within(&mut self, lo: u64, spread: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        lo + self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % spread
+    }
+}
+
+/// `(func, arg)` of the timer a legacy-interface bench resets: no user cookie can be both.
+const BENCH_FUNC: u64 = u64::MAX;
+const BENCH_ARG: u64 = u64::MAX;
+
+/// Resets done per hold of the state lock in a bench, bounding the time interrupts stay masked.
+fn bench_chunk(kind: SchemeKind) -> u64 {
+    batch_chunk(kind) as u64 * 16
+}
+
+impl Instance {
+    fn ioctl_bench(&self, user: UserSlice) -> Result {
+        let (mut r, mut w) = user.reader_writer();
+        let mut b: TwBench = r.read()?;
+        let instance = matches!(b.kind, TW_BENCH_SETCALLOUT | TW_BENCH_TIMEOUT | TW_BENCH_TICK);
+        if b.reserved != 0
+            || b.iterations == 0
+            || b.iterations > TW_MAX_BENCH_ITERATIONS
+            || (instance && b.n != 0)
+            || b.n > u64::from(TW_MAX_CAPACITY)
+            || b.min_ticks < 2
+            || b.spread == 0
+            || b.min_ticks.saturating_add(b.spread) > TW_MAX_BENCH_TICKS
+        {
+            return Err(EINVAL);
+        }
+        let ns = match b.kind {
+            TW_BENCH_SETCALLOUT | TW_BENCH_TIMEOUT => self.bench_resets(&b)?,
+            TW_BENCH_TICK => self.bench_ticks(&b)?,
+            TW_BENCH_TIMER_LIST => bench_timer_list(&b)?,
+            TW_BENCH_HRTIMER => bench_hrtimer(&b)?,
+            _ => return Err(EINVAL),
+        };
+        b.elapsed_ns = ns;
+        w.write(&b)
+    }
+
+    /// Resets one extra callout `iterations` times through the instance's own interface,
+    /// timing only the work done under the lock.
+    fn bench_resets(&self, b: &TwBench) -> Result<u64> {
+        let legacy = b.kind == TW_BENCH_TIMEOUT;
+        let mut rng = Rng::new(b.seed);
+        let chunk = self.with_state(|st| Ok(st.params.map_or(1, |p| bench_chunk(p.kind))))?;
+        let first = rng.within(b.min_ticks, b.spread);
+        let mut handle = self.with_state(|st| {
+            let c = st.callouts()?;
+            if legacy {
+                c.timeout(BENCH_FUNC, BENCH_ARG, first)
+            } else {
+                c.setcallout(first, 0)
+            }
+            .map_err(errno)
+        })?;
+        let mut elapsed = 0i64;
+        let mut left = b.iterations;
+        let mut result = Ok(());
+        while left > 0 && result.is_ok() {
+            let mut st = self.core.state.lock();
+            let c = st.callouts()?;
+            let start = Instant::<Monotonic>::now();
+            for _ in 0..chunk.min(left) {
+                let t = rng.within(b.min_ticks, b.spread);
+                let r = if legacy {
+                    c.untimeout(BENCH_FUNC, BENCH_ARG)
+                        .and_then(|()| c.timeout(BENCH_FUNC, BENCH_ARG, t))
+                } else {
+                    c.unsetcallout(handle)
+                        .and_then(|_| c.setcallout(t, 0))
+                };
+                match r {
+                    Ok(h) => handle = h,
+                    Err(e) => {
+                        result = Err(errno(e));
+                        break;
+                    }
+                }
+            }
+            elapsed += start.elapsed().as_nanos();
+            left -= chunk.min(left);
+        }
+        // The extra callout goes; on an error above it may already be gone.
+        let _ = self.with_state(|st| st.callouts()?.unsetcallout(handle).map_err(errno));
+        result.map(|()| elapsed as u64)
+    }
+
+    /// Runs `iterations` ticks of bookkeeping on a manual-clock instance.
+    fn bench_ticks(&self, b: &TwBench) -> Result<u64> {
+        let manual = self.with_state(|st| Ok(st.params.map(|p| p.clock) == Some(TW_CLOCK_MANUAL)))?;
+        if !manual {
+            return Err(EINVAL);
+        }
+        let mut elapsed = 0i64;
+        let mut left = b.iterations;
+        while left > 0 {
+            let n = left.min(1024);
+            let mut st = self.core.state.lock();
+            let start = Instant::<Monotonic>::now();
+            for _ in 0..n {
+                st.tick();
+            }
+            elapsed += start.elapsed().as_nanos();
+            left -= n;
+        }
+        Ok(elapsed as u64)
+    }
+}
+
+/// A `timer_list` of the timer_list bench. Never expected to fire (all deadlines are far away).
+///
+/// There is no Rust abstraction for `timer_list` in this kernel, so the bench calls the C API
+/// through `bindings` directly.
+#[repr(transparent)]
+struct BenchTimer(Opaque<bindings::timer_list>);
+
+/// The callback of bench timers: nothing to do.
+///
+/// # Safety
+///
+/// Called by the timer core only, with the expired timer.
+unsafe extern "C" fn bench_timer_fn(_t: *mut bindings::timer_list) {}
+
+/// The current jiffies.
+fn jiffies() -> u64 {
+    // SAFETY: `jiffies` is a kernel global that is always valid to read; the volatile read
+    // mirrors the C `READ_ONCE` semantics of `jiffies` (it is updated by the tick).
+    unsafe { core::ptr::read_volatile(&raw const bindings::jiffies) as u64 }
+}
+
+/// `n` initialised `timer_list`s in one allocation, deleted synchronously when dropped.
+///
+/// # Invariants
+///
+/// Every element of `timers` was initialised by `timer_init_key`, and the buffer is never
+/// resized, so the timers never move.
+struct TimerArray {
+    timers: KVVec<BenchTimer>,
+}
+
+impl TimerArray {
+    fn new(n: usize) -> Result<Self> {
+        let mut timers = KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?;
+        for _ in 0..n {
+            timers.push(BenchTimer(Opaque::uninit()), GFP_KERNEL_ACCOUNT)?;
+        }
+        let key = kernel::static_lock_class!();
+        for t in timers.iter() {
+            // SAFETY: `t.0.get()` points to a `timer_list` inside the buffer, which is never
+            // moved or resized (type invariant) and outlives the timer (see `Drop`).
+            unsafe {
+                bindings::timer_init_key(
+                    t.0.get(),
+                    Some(bench_timer_fn),
+                    0,
+                    c"timerwheel_bench".as_char_ptr(),
+                    key.as_ptr(),
+                )
+            };
+        }
+        // INVARIANT: every timer was initialised just above.
+        Ok(TimerArray { timers })
+    }
+
+    /// `mod_timer` of timer `i`, `ticks` jiffies from now.
+    fn arm(&self, i: usize, ticks: u64) {
+        // SAFETY: timer `i` is initialised (type invariant); `mod_timer` may be called on any
+        // initialised timer, pending or not.
+        unsafe { bindings::mod_timer(self.timers[i].0.get(), (jiffies() + ticks) as usize) };
+    }
+
+    /// `timer_delete` of timer `i`.
+    fn disarm(&self, i: usize) {
+        // SAFETY: timer `i` is initialised (type invariant).
+        unsafe { bindings::timer_delete(self.timers[i].0.get()) };
+    }
+}
+
+impl Drop for TimerArray {
+    fn drop(&mut self) {
+        for t in self.timers.iter() {
+            // SAFETY: `t` is initialised (type invariant). After `timer_shutdown_sync` it is
+            // neither pending nor running, so its memory may be freed.
+            unsafe { bindings::timer_shutdown_sync(t.0.get()) };
+        }
+    }
+}
+
+/// Checks for a pending signal every so many timers created.
+fn interrupted(i: usize) -> bool {
+    i % 4096 == 4095 && kernel::current!().signal_pending()
+}
+
+/// The Linux timer wheel: `n` pending `timer_list`s, one more reset `iterations` times.
+fn bench_timer_list(b: &TwBench) -> Result<u64> {
+    let n = b.n as usize;
+    let timers = TimerArray::new(n + 1)?;
+    let mut rng = Rng::new(b.seed);
+    for i in 0..n {
+        if interrupted(i) {
+            return Err(EINTR);
+        }
+        timers.arm(i, rng.within(b.min_ticks / 2, b.min_ticks / 2));
+    }
+    timers.arm(n, rng.within(b.min_ticks, b.spread));
+    let start = Instant::<Monotonic>::now();
+    for _ in 0..b.iterations {
+        timers.disarm(n);
+        timers.arm(n, rng.within(b.min_ticks, b.spread));
+    }
+    Ok(start.elapsed().as_nanos() as u64)
+}
+
+/// An hrtimer of the hrtimer bench. Never expected to fire.
+#[pin_data]
+struct BenchHrTimer {
+    #[pin]
+    timer: HrTimer<Self>,
+}
+
+impl HrTimerCallback for BenchHrTimer {
+    type Pointer<'a> = Arc<Self>;
+
+    fn run(_this: ArcBorrow<'_, Self>, _ctx: HrTimerCallbackContext<'_, Self>) -> HrTimerRestart {
+        HrTimerRestart::NoRestart
+    }
+}
+
+impl_has_hr_timer! {
+    impl HasHrTimer<Self> for BenchHrTimer {
+        mode: RelativeMode<Monotonic>, field: self.timer
+    }
+}
+
+/// A bench tick in hrtimer terms: 1 ms.
+fn bench_hr_delta(ticks: u64) -> Delta {
+    // Lossless: ticks are at most TW_MAX_BENCH_TICKS (2^40 ms fits in i64 nanoseconds).
+    Delta::from_millis(ticks as i64)
+}
+
+/// Linux's hrtimer: `n` pending hrtimers, one more cancelled and restarted `iterations` times.
+fn bench_hrtimer(b: &TwBench) -> Result<u64> {
+    let n = b.n as usize;
+    let mut rng = Rng::new(b.seed);
+    let mut pending = KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?;
+    for i in 0..n {
+        if interrupted(i) {
+            return Err(EINTR);
+        }
+        let t = Arc::pin_init(pin_init!(BenchHrTimer { timer <- HrTimer::new() }), GFP_KERNEL_ACCOUNT)?;
+        let d = bench_hr_delta(rng.within(b.min_ticks / 2, b.min_ticks / 2));
+        // Within the capacity reserved above: no allocation.
+        pending.push(t.start(d), GFP_KERNEL_ACCOUNT)?;
+    }
+    let extra = Arc::pin_init(pin_init!(BenchHrTimer { timer <- HrTimer::new() }), GFP_KERNEL)?;
+    let mut handle = Some(extra.clone().start(bench_hr_delta(rng.within(b.min_ticks, b.spread))));
+    let start = Instant::<Monotonic>::now();
+    for _ in 0..b.iterations {
+        // Dropping the handle cancels the timer: hrtimer_cancel, then hrtimer_start.
+        drop(handle.take());
+        handle = Some(extra.clone().start(bench_hr_delta(rng.within(b.min_ticks, b.spread))));
+    }
+    let ns = start.elapsed().as_nanos() as u64;
+    // Dropping the handles cancels every timer before its memory goes.
+    drop(handle);
+    drop(pending);
+    Ok(ns)
+}
+
 /// `TW_IOC_INFO`.
 fn ioctl_info(mut w: UserSliceWriter) -> Result {
     let info = TwInfo {
@@ -961,6 +1280,7 @@ impl MiscDevice for Instance {
             TW_IOC_ADVANCE => me.ioctl_advance(user.reader()),
             TW_IOC_BATCH => me.ioctl_batch(user.reader()),
             TW_IOC_STATS => me.ioctl_stats(user.writer()),
+            TW_IOC_BENCH => me.ioctl_bench(user),
             _ => Err(ENOTTY),
         }
         .map(|()| 0)

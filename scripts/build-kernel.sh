@@ -44,16 +44,21 @@ out=$TW_CACHE/build-$flavour
 fragment=$out.fragment
 
 mkdir -p "$TW_CACHE/src"
-exec 9>"$TW_CACHE/.kernel-lock"
+# One lock per flavour, so that a guest can boot one kernel while the other builds; the source
+# is unpacked under a lock of its own.
+exec 9>"$TW_CACHE/.lock-$flavour"
 flock 9
 
 # Unpack the source once per package version.
-if [ "$(cat "$src/.tw-pkgver" 2>/dev/null)" != "$pkgver" ]; then
-	log "unpacking $tarball ($pkgver)"
-	rm -rf "$src"
-	tar -C "$TW_CACHE/src" -xf "$tarball"
-	echo "$pkgver" >"$src/.tw-pkgver"
-fi
+(
+	flock 8
+	if [ "$(cat "$src/.tw-pkgver" 2>/dev/null)" != "$pkgver" ]; then
+		log "unpacking $tarball ($pkgver)"
+		rm -rf "$src"
+		tar -C "$TW_CACHE/src" -xf "$tarball"
+		echo "$pkgver" >"$src/.tw-pkgver"
+	fi
+) 8>"$TW_CACHE/.lock-src"
 
 cat "$TW_TOP/scripts/config/base.config" "$TW_TOP/scripts/config/$flavour.config" >"$fragment.new"
 key=$(

@@ -13,7 +13,8 @@
 #   --no-check           do not fail on a KASAN/lockdep/WARNING/BUG/Oops/kmemleak report
 #
 # The guest sees the host's root read-only, with the repository at the same path, and runs
-# COMMAND from the repository's top as root. DIR is writable from the guest. After COMMAND, the
+# COMMAND from the repository's top as root; its output also goes to DIR/output.txt as it runs.
+# DIR is writable from the guest. After COMMAND, the
 # guest runs a kmemleak scan and saves its dmesg as DIR/dmesg.txt, which
 # scripts/check-dmesg.sh then scans on the host.
 #
@@ -55,9 +56,9 @@ command -v vng >/dev/null || die "virtme-ng is missing: run scripts/setup.sh"
 kdir=$("$here/build-kernel.sh" --print-dir "$flavour")
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-rm -f "$out/dmesg.txt" "$out/rc" "$out/kmemleak.txt"
+rm -f "$out/dmesg.txt" "$out/rc" "$out/kmemleak.txt" "$out/output.txt"
 
-vng_base=(vng --run "$kdir" --cpus "$cpus" --memory "$memory" --disable-microvm --rwdir "$out" --cwd "$TW_TOP")
+vng_base=(vng --run "$kdir" --cpus "$cpus" --memory "$memory" --disable-microvm --append no5lvl --append kunit.enable=1 --rwdir "$out" --cwd "$TW_TOP")
 
 # Decide KVM or TCG: KVM must actually boot a guest, not just exist.
 accel() {
@@ -93,9 +94,8 @@ guest=$out/guest.sh
 {
 	echo 'set +e'
 	printf 'cd %q\n' "$TW_TOP"
-	printf '%q ' "$@"
-	echo
-	echo 'rc=$?'
+	printf '{ %s; } 2>&1 | tee %q\n' "$(printf '%q ' "$@")" "$out/output.txt"
+	echo 'rc=${PIPESTATUS[0]}'
 	echo 'mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null'
 	echo 'if [ -w /sys/kernel/debug/kmemleak ]; then'
 	echo '  sleep 6; echo scan > /sys/kernel/debug/kmemleak; echo scan > /sys/kernel/debug/kmemleak'

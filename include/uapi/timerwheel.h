@@ -39,6 +39,7 @@
 #define TW_DEFAULT_SCHEME TW_SCHEME_HASHED_UNSORTED
 #define TW_DEFAULT_CAPACITY 65536
 #define TW_MAX_CAPACITY (1U << 22)
+#define TW_MAX_CAPACITY_SCHEME1 65536 /* scheme 1 walks every timer on every tick */
 #define TW_DEFAULT_SLOTS 256
 #define TW_MAX_SLOTS (1U << 24)
 #define TW_DEFAULT_TICK_NS 1000000ULL /* 1 ms */
@@ -48,7 +49,7 @@
 #define TW_MAX_RING (1U << 20)
 #define TW_DEFAULT_BUDGET 1024
 #define TW_MAX_BATCH 65536
-#define TW_MAX_ADVANCE (1ULL << 32)
+#define TW_MAX_ADVANCE (1ULL << 20)
 #define TW_MAX_TICKS ((1ULL << 63) - 1)
 #define TW_LATENESS_BUCKETS 16
 
@@ -65,7 +66,8 @@ struct tw_info {
 
 /*
  * TW_IOC_CONFIGURE: choose the instance's backend, geometry and clock. Only before first use.
- * Errors: EINVAL  a value out of range (scheme unknown, capacity > TW_MAX_CAPACITY, slots not a
+ * Errors: EINVAL  a value out of range (scheme unknown, capacity > TW_MAX_CAPACITY (scheme 1:
+ *                 TW_MAX_CAPACITY_SCHEME1), slots > TW_MAX_SLOTS or not a
  *                 power of two for schemes 5 and 6, tick_ns outside [TW_MIN_TICK_NS,
  *                 TW_MAX_TICK_NS], ring > TW_MAX_RING, clock unknown, reserved not 0)
  *         EBUSY   the instance was already configured or used
@@ -193,6 +195,50 @@ struct tw_fired {
 	__u32 reserved;
 };
 
+/*
+ * TW_IOC_BENCH: times `iterations` repetitions of one operation inside the kernel, with the
+ * kernel's monotonic clock, so that the cost of a data structure is not hidden under the cost of
+ * a system call. The paper's method (section VII.A): with n timers outstanding at random times
+ * far in the future, one more timer is repeatedly reset to a random time farther away than all
+ * of them; a reset is a cancel plus a start.
+ *
+ *   TW_BENCH_SETCALLOUT  unsetcallout + setcallout on this instance, under its lock
+ *   TW_BENCH_TIMEOUT     untimeout + timeout on this instance, under its lock
+ *   TW_BENCH_TIMER_LIST  timer_delete + mod_timer of a timer_list, with n others pending
+ *   TW_BENCH_HRTIMER     hrtimer_cancel + hrtimer_start, with n other hrtimers pending
+ *   TW_BENCH_TICK        per-tick bookkeeping: `iterations` ticks of this instance (manual clock)
+ *
+ * For the first two and TW_BENCH_TICK, the n are the instance's outstanding callouts (set them
+ * up with TW_IOC_BATCH) and `n` must be 0. For the kernel's timers, the module creates n timers
+ * due at random in [min_ticks / 2, min_ticks) ticks (1 tick = 1 ms; timer_list: jiffies) and
+ * frees them before returning. New deadlines of the reset timer are drawn from
+ * [min_ticks, min_ticks + spread). Nothing fires during a bench.
+ *
+ * Errors: EINVAL  kind unknown, iterations 0 or above TW_MAX_BENCH_ITERATIONS, n above
+ *                 TW_MAX_CAPACITY (or not 0 where it must be), min_ticks or spread 0 or out of
+ *                 range, TW_BENCH_TICK on a real-clock instance, reserved not 0
+ *         ENOSPC  the instance is full (no room for the reset timer)
+ *         ENOMEM  the n kernel timers could not be allocated
+ *         EINTR   a signal arrived while the n kernel timers were being created
+ */
+#define TW_BENCH_SETCALLOUT 1
+#define TW_BENCH_TIMEOUT 2
+#define TW_BENCH_TIMER_LIST 3
+#define TW_BENCH_HRTIMER 4
+#define TW_BENCH_TICK 5
+#define TW_MAX_BENCH_ITERATIONS (1ULL << 24)
+#define TW_MAX_BENCH_TICKS (1ULL << 40)
+struct tw_bench {
+	__u32 kind; /* TW_BENCH_* */
+	__u32 reserved; /* must be 0 */
+	__u64 n; /* TIMER_LIST, HRTIMER: other timers pending; else 0 */
+	__u64 iterations; /* resets (or ticks) to time */
+	__u64 min_ticks; /* reset deadlines from [min_ticks, min_ticks + spread) ticks ahead */
+	__u64 spread; /* at most TW_MAX_BENCH_TICKS, as is min_ticks + spread */
+	__u64 seed; /* for the random deadlines */
+	__u64 elapsed_ns; /* out: total time of the timed loop */
+};
+
 #define TW_IOC_INFO _IOR(TW_IOC_MAGIC, 0x00, struct tw_info)
 #define TW_IOC_CONFIGURE _IOW(TW_IOC_MAGIC, 0x01, struct tw_config)
 #define TW_IOC_SETCALLOUT _IOWR(TW_IOC_MAGIC, 0x02, struct tw_set)
@@ -202,5 +248,6 @@ struct tw_fired {
 #define TW_IOC_ADVANCE _IOW(TW_IOC_MAGIC, 0x06, __u64)
 #define TW_IOC_BATCH _IOW(TW_IOC_MAGIC, 0x07, struct tw_batch)
 #define TW_IOC_STATS _IOR(TW_IOC_MAGIC, 0x08, struct tw_stats)
+#define TW_IOC_BENCH _IOWR(TW_IOC_MAGIC, 0x09, struct tw_bench)
 
 #endif /* _UAPI_TIMERWHEEL_H */
