@@ -6,6 +6,7 @@
 #   make                      # against $(TW_CACHE)/build-debug
 #   make KDIR=/path/to/linux  # against another tree (built with the same LLVM)
 #   make CLIPPY=1             # the same, linted by clippy
+#   make MO=DIR               # objects and the .ko in DIR instead of here
 #   make clean
 
 TW_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rust_timerwheel
@@ -16,6 +17,6 @@ all: modules
 
 modules clean:
 	@test -f $(KDIR)/Makefile || { echo "no kernel tree at KDIR=$(KDIR): run scripts/build-kernel.sh, or pass KDIR=" >&2; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=$(LLVM) $@
+	$(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(MO),MO=$(MO)) LLVM=$(LLVM) $@
 
 .PHONY: all modules clean

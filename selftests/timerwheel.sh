@@ -36,7 +36,7 @@ if grep -q '^rust_timerwheel ' /proc/modules; then
 	exit "$KSFT_SKIP"
 fi
 
-ktap_set_plan 6
+ktap_set_plan 7
 
 # 1. insmod with a bad parameter fails cleanly and leaves nothing behind.
 if ! insmod "$KO" tick_us=5 2>/dev/null && ! grep -q '^rust_timerwheel ' /proc/modules; then
@@ -55,7 +55,17 @@ else
 	exit "$KSFT_FAIL"
 fi
 
-# 3. modinfo fields.
+# 3. The module's KUnit suite runs at insmod (when KUnit is enabled) and passes.
+kunit=$(dmesg | grep -a '# rust_timerwheel: pass:' | tail -n 1)
+if [ -z "$kunit" ]; then
+	ktap_test_skip "KUnit suite rust_timerwheel did not run (boot with kunit.enable=1 kunit.autorun=1)"
+elif grep -q ' fail:0 ' <<<"$kunit"; then
+	ktap_test_pass "KUnit suite rust_timerwheel:${kunit#*rust_timerwheel:}"
+else
+	ktap_test_fail "KUnit suite rust_timerwheel:${kunit#*rust_timerwheel:}"
+fi
+
+# 4. modinfo fields.
 fields=$(modinfo -F description "$KO")$(modinfo -F license "$KO")$(modinfo -F parm "$KO")
 if [ -n "$(modinfo -F description "$KO")" ] && [ "$(modinfo -F license "$KO")" = GPL ] &&
 	modinfo -F parm "$KO" | grep -q '^tick_us:'; then
@@ -64,22 +74,22 @@ else
 	ktap_test_fail "modinfo has description, license and tick_us (got: $fields)"
 fi
 
-# 4. The ioctl tests, nested KTAP.
-"$DIR/timerwheel_test" 2>&1 | sed 's/^/  /'
+# 5. The ioctl tests, nested KTAP.
+stdbuf -oL -eL "$DIR/timerwheel_test" 2>&1 | sed -u "s/^/  /"
 if [ "${PIPESTATUS[0]}" = 0 ]; then
 	ktap_test_pass "timerwheel_test"
 else
 	ktap_test_fail "timerwheel_test"
 fi
 
-# 5. rmmod removes the module and its node, with no fd open.
+# 6. rmmod removes the module and its node, with no fd open.
 if rmmod rust_timerwheel && [ ! -e /dev/timerwheel ]; then
 	ktap_test_pass "rmmod removes the module and /dev/timerwheel"
 else
 	ktap_test_fail "rmmod removes the module and /dev/timerwheel"
 fi
 
-# 6. A second load and unload after the first works (no state left behind).
+# 7. A second load and unload after the first works (no state left behind).
 if insmod "$KO" tick_us=500 && [ -c /dev/timerwheel ] && rmmod rust_timerwheel; then
 	ktap_test_pass "reload with tick_us=500"
 else

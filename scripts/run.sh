@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The main job: reproduce Figure 9 of Varghese & Lauck on Linux.
+#
+#   scripts/run.sh [--quick] [--kernel perf|debug] [--out DIR] [--timeout SECONDS]
+#
+#   --quick     a small sweep (n up to 1e4, short points): a smoke test, a few minutes
+#   --kernel    which cached kernel to boot (default perf: no KASAN, lockdep or kmemleak, whose
+#               instrumentation would distort the timings; debug is for smoke tests only)
+#   --out DIR   where the results go (default results/fig9)
+#   --timeout   bound on the guest (default 2400 s; --quick: 900 s)
+#
+# Steps: the setup (as root), the kernel (cached after the first run), rust_timerwheel.ko built
+# against it (into the cache, not the tree), the fig9 tool; then, in a virtme-ng guest, insmod
+# and `fig9 run`. Results: DIR/fig9.csv, tick.csv, memory.csv, results.md, fig9.svg (in-kernel
+# cost per reset), fig9-ioctl.svg (per ioctl from user space), tick.svg; the summary the paper's
+# claims are checked against is printed at the end and saved as DIR/summary.txt.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/lib.sh
+. "$here/lib.sh"
+
+quick=()
+flavour=perf
+out=$TW_TOP/results/fig9
+timeout_s=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-h | --help)
+		sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'
+		exit 0
+		;;
+	--quick) quick=(--quick); shift ;;
+	--kernel) flavour=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--timeout) timeout_s=$2; shift 2 ;;
+	*) die "unknown option '$1' (see --help)" ;;
+	esac
+done
+[ -n "$timeout_s" ] || timeout_s=$([ ${#quick[@]} -gt 0 ] && echo 900 || echo 2400)
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+t0=$(date +%s)
+if [ "$(id -u)" = 0 ]; then
+	"$here/setup.sh"
+else
+	log "not root: skipping setup.sh (it needs apt); assuming the toolchain is installed"
+fi
+kdir=$("$here/build-kernel.sh" --print-dir "$flavour")
+
+# The module for this kernel, built outside the tree so that the debug build there stays.
+mo=$TW_CACHE/module-$flavour
+mkdir -p "$mo"
+log "building rust_timerwheel.ko against the $flavour kernel"
+make -s -C "$TW_TOP" KDIR="$kdir" MO="$mo" >&2
+
+log "building the fig9 tool"
+cargo build --quiet --release --manifest-path "$TW_TOP/scripts/fig9/Cargo.toml"
+fig9=$TW_TOP/scripts/fig9/target/release/fig9
+
+log "running the sweep in a guest (${quick[*]:-full})"
+"$here/vm-run.sh" --kernel "$flavour" --timeout "$timeout_s" --out "$out/vm" -- \
+	sh -c "insmod $mo/rust_timerwheel.ko && $fig9 run ${quick[*]} --out $out; rc=\$?; rmmod rust_timerwheel; exit \$rc"
+
+accel=$(cat "$out/vm/accel")
+{
+	echo "Figure 9 run of $(date -u +%Y-%m-%d): kernel $flavour ($(basename "$kdir")), guest under $accel,"
+	echo "host: $(nproc) CPUs, $(awk '/model name/ { $1 = $2 = $3 = ""; print; exit }' /proc/cpuinfo | sed 's/^ *//')"
+	echo
+	"$fig9" summary --csv "$out/fig9.csv"
+} | tee "$out/summary.txt"
+log "done in $(($(date +%s) - t0)) s: $out/fig9.svg, $out/results.md, $out/summary.txt"
