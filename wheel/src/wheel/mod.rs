@@ -52,8 +52,10 @@
 //!
 //! All of them keep their timers in one [`arena::Arena`] of fixed capacity and link them into
 //! intrusive doubly-linked lists by index, so that a handle finds its entry, and unlinks it, in
-//! O(1). The legacy BSD interface, `timeout(func, arg, ticks)` / `untimeout(func, arg)`, sits
-//! on top of any scheme in `callout.rs`.
+//! O(1). Schemes 4 to 6 mark their busy slots in the occupancy bitmap of `bitmap.rs`. The
+//! legacy BSD interface, `timeout(func, arg, ticks)` / `untimeout(func, arg)`, sits on top of
+//! any scheme in `callout.rs`. Every scheme's unit tests also run it against the randomized
+//! reference model of `model.rs` (test builds only).
 //!
 //! This directory is compiled both by cargo (through `src/lib.rs`) and by the kernel (as the
 //! module's `wheel` module): it names no kernel type, uses no `unsafe`, and refers to its own
@@ -62,8 +64,45 @@
 // The kernel forbids floating point; this code runs in the kernel.
 #![deny(clippy::float_arithmetic)]
 
+/// Expands, inside a scheme's `impl Scheme for ...` block, to the methods every scheme answers
+/// straight from its [`arena::Arena`]: [`Scheme::pop_expired`], [`Scheme::now`],
+/// [`Scheme::len`], [`Scheme::queued`] and [`Scheme::capacity`]. `$arena` names the field that
+/// holds the arena.
+///
+/// The due queue and the counts live in the arena, so no scheme has anything to add to them;
+/// what does differ (`start`, `stop`, `tick`, `next_expiry`, `memory_bytes`, `kind`) each
+/// scheme writes out. Defined before the `mod` lines below so that it is in scope in every
+/// scheme file; the expansion names [`Expired`] as `super::Expired`, so it must be invoked from
+/// a direct child of this module.
+macro_rules! arena_delegates {
+    ($arena:ident) => {
+        fn pop_expired(&mut self) -> Option<super::Expired> {
+            self.$arena.pop_due()
+        }
+
+        fn now(&self) -> u64 {
+            self.$arena.now()
+        }
+
+        fn len(&self) -> usize {
+            self.$arena.len()
+        }
+
+        fn queued(&self) -> usize {
+            self.$arena.queued()
+        }
+
+        fn capacity(&self) -> usize {
+            self.$arena.capacity()
+        }
+    };
+}
+
 pub mod arena;
+mod bitmap;
 pub mod callout;
+#[cfg(test)]
+mod model;
 pub mod scheme1;
 pub mod scheme2;
 pub mod scheme3;

@@ -20,7 +20,7 @@
 //! Timers due on the same tick are queued in start order.
 
 use super::arena::{Arena, List, NIL};
-use super::{Config, Error, Expired, Handle, NextExpiry, Scheme, SchemeKind, Storage};
+use super::{Config, Error, Handle, NextExpiry, Scheme, SchemeKind, Storage};
 
 /// `Entry::list` of an entry on the list.
 const LISTED: u32 = 0;
@@ -89,25 +89,7 @@ impl<S: Storage> Scheme for Straightforward<S> {
         fired
     }
 
-    fn pop_expired(&mut self) -> Option<Expired> {
-        self.arena.pop_due()
-    }
-
-    fn now(&self) -> u64 {
-        self.arena.now()
-    }
-
-    fn len(&self) -> usize {
-        self.arena.len()
-    }
-
-    fn queued(&self) -> usize {
-        self.arena.queued()
-    }
-
-    fn capacity(&self) -> usize {
-        self.arena.capacity()
-    }
+    arena_delegates!(arena);
 
     fn next_expiry(&self) -> NextExpiry {
         match self.list.is_empty() {
@@ -127,10 +109,9 @@ impl<S: Storage> Scheme for Straightforward<S> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::MAX_INTERVAL;
+    use super::super::model::{check_against, Foresight, Profile};
     use super::*;
     use crate::HostStorage;
-    use std::collections::VecDeque;
     use std::vec::Vec;
 
     fn list(start: u64) -> Straightforward<HostStorage> {
@@ -184,110 +165,21 @@ mod tests {
         assert!(l.is_empty());
     }
 
-    /// splitmix64.
-    struct Rng(u64);
-
-    impl Rng {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            (z ^ (z >> 31)) % n
-        }
-        fn interval(&mut self) -> u64 {
-            match self.below(32) {
-                0..=15 => 1 + self.below(64),
-                16..=29 => 1 + self.below(3000),
-                30 => 1 + self.below(1 << 40),
-                _ => MAX_INTERVAL - 1 - self.below(1000),
-            }
-        }
-    }
-
-    /// Runs `ops` random operations on the list and on a list of `(handle, deadline, id)`,
-    /// comparing every answer.
-    fn against_model(start: u64, seed: u64, ops: usize) {
-        let mut s = list(start);
-        let mut rng = Rng(seed);
-        let mut now = start;
-        let mut pending: Vec<(Handle, u64, u64)> = Vec::new();
-        let mut queued: VecDeque<(Handle, u64, u64)> = VecDeque::new();
-        let mut dead: Vec<Handle> = Vec::new();
-        let mut next_id = 0;
-        for op in 0..ops {
-            // Every third phase starts nothing, so that the list drains and goes idle.
-            let draining = op / 5000 % 3 == 2;
-            match rng.below(20) {
-                0..=4 if !draining => {
-                    let burst = if rng.below(8) == 0 {
-                        1 + rng.below(16)
-                    } else {
-                        1
-                    };
-                    let i = rng.interval();
-                    for _ in 0..burst {
-                        next_id += 1;
-                        let full = pending.len() + queued.len() == s.capacity();
-                        match s.start(i, next_id) {
-                            Ok(h) => pending.push((h, now.wrapping_add(i), next_id)),
-                            Err(e) => assert!(full && e == Error::Full, "{e:?}"),
-                        }
-                    }
-                }
-                5 | 6 => {
-                    let n = pending.len() + queued.len();
-                    if n == 0 || rng.below(10) == 0 {
-                        if let Some(&h) = dead.get(rng.below(dead.len() as u64 + 1) as usize) {
-                            assert_eq!(s.stop(h), Err(Error::Stale));
-                        }
-                        continue;
-                    }
-                    let k = rng.below(n as u64) as usize;
-                    let (h, _, id) = match k < pending.len() {
-                        true => pending.swap_remove(k),
-                        false => queued.remove(k - pending.len()).unwrap(),
-                    };
-                    assert_eq!(s.stop(h), Ok(id));
-                    dead.push(h);
-                }
-                0..=14 => {
-                    now = now.wrapping_add(1);
-                    let due: Vec<_> = pending.iter().filter(|p| p.1 == now).copied().collect();
-                    pending.retain(|p| p.1 != now);
-                    assert_eq!(s.tick(), due.len(), "at {now}");
-                    queued.extend(due);
-                    let want = match pending.is_empty() {
-                        true => NextExpiry::Idle,
-                        false => NextExpiry::Unknown,
-                    };
-                    assert_eq!(s.next_expiry(), want);
-                }
-                _ => match s.pop_expired() {
-                    Some(e) => {
-                        let k = queued.iter().position(|q| q.0 == e.handle).unwrap();
-                        assert_eq!(queued[k].1, queued[0].1, "popped out of tick order");
-                        assert_eq!((queued[k].1, queued[k].2), (e.deadline, e.id));
-                        queued.remove(k);
-                        dead.push(e.handle);
-                    }
-                    None => assert!(queued.is_empty()),
-                },
-            }
-            assert_eq!(s.len(), pending.len() + queued.len());
-            assert_eq!(s.queued(), queued.len());
-        }
-        let mut at = s.list.head;
+    /// Checks the type invariant: each count is the ticks left until the deadline.
+    fn check(l: &Straightforward<HostStorage>) {
+        let mut at = l.list.head;
         while at != NIL {
-            let e = s.arena.entry(at);
-            assert_eq!(e.aux, e.deadline.wrapping_sub(s.now()));
-            at = s.arena.next(at);
+            let e = l.arena.entry(at);
+            assert_eq!(e.aux, e.deadline.wrapping_sub(l.now()), "entry {at}");
+            at = l.arena.next(at);
         }
     }
 
     #[test]
     fn random_ops_match_model() {
-        against_model(0, 1, 200_000);
-        against_model(u64::MAX - 1000, 2, 200_000);
+        let profile = Profile::slotless(Foresight::Blind);
+        for (seed, start) in [(1, 0), (2, u64::MAX - 1000)] {
+            check_against(&mut list(start), seed, 200_000, &profile, check);
+        }
     }
 }

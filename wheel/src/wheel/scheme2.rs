@@ -19,7 +19,7 @@
 //! BSD's `timeout()`.
 
 use super::arena::{Arena, List, NIL};
-use super::{Config, Error, Expired, Handle, NextExpiry, Scheme, SchemeKind, Storage};
+use super::{Config, Error, Handle, NextExpiry, Scheme, SchemeKind, Storage};
 
 /// `Entry::list` of an entry on the ordered list.
 const ORDERED: u32 = 0;
@@ -98,25 +98,7 @@ impl<S: Storage> Scheme for OrderedList<S> {
         }
     }
 
-    fn pop_expired(&mut self) -> Option<Expired> {
-        self.arena.pop_due()
-    }
-
-    fn now(&self) -> u64 {
-        self.arena.now()
-    }
-
-    fn len(&self) -> usize {
-        self.arena.len()
-    }
-
-    fn queued(&self) -> usize {
-        self.arena.queued()
-    }
-
-    fn capacity(&self) -> usize {
-        self.arena.capacity()
-    }
+    arena_delegates!(arena);
 
     fn next_expiry(&self) -> NextExpiry {
         match self.list.head {
@@ -136,6 +118,7 @@ impl<S: Storage> Scheme for OrderedList<S> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::model::{check_against, Foresight, Profile};
     use super::*;
     use crate::HostStorage;
     use std::vec::Vec;
@@ -174,5 +157,32 @@ mod tests {
         assert_eq!(l.stop(h), Ok(1));
         assert_eq!(deltas(&l), [4, 6]);
         assert_eq!(l.stop(h), Err(Error::Stale));
+    }
+
+    /// Checks the type invariant: each delta is the entry's deadline minus its predecessor's,
+    /// the first one's minus now.
+    fn check(l: &OrderedList<HostStorage>) {
+        let mut before = l.now();
+        let mut at = l.list.head;
+        while at != NIL {
+            let e = l.arena.entry(at);
+            assert_eq!(e.aux, e.deadline.wrapping_sub(before), "entry {at}");
+            before = e.deadline;
+            at = e.next;
+        }
+    }
+
+    #[test]
+    fn random_ops_match_model() {
+        let profile = Profile::slotless(Foresight::Exact);
+        for (seed, start) in [(1, 0), (2, u64::MAX - 1000)] {
+            let config = Config {
+                capacity: 256,
+                slots: 0,
+                start,
+            };
+            let mut l = OrderedList::new(&config).unwrap();
+            check_against(&mut l, seed, 100_000, &profile, check);
+        }
     }
 }

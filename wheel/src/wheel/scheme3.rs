@@ -23,7 +23,7 @@
 //! Timers with equal deadlines may pop in any order.
 
 use super::arena::Arena;
-use super::{Config, Error, Expired, Handle, NextExpiry, Scheme, SchemeKind, Storage};
+use super::{Config, Error, Handle, NextExpiry, Scheme, SchemeKind, Storage};
 
 /// The parent of heap position `pos` (which must not be the root).
 fn parent(pos: usize) -> usize {
@@ -161,25 +161,7 @@ impl<S: Storage> Scheme for Heap<S> {
         fired
     }
 
-    fn pop_expired(&mut self) -> Option<Expired> {
-        self.arena.pop_due()
-    }
-
-    fn now(&self) -> u64 {
-        self.arena.now()
-    }
-
-    fn len(&self) -> usize {
-        self.arena.len()
-    }
-
-    fn queued(&self) -> usize {
-        self.arena.queued()
-    }
-
-    fn capacity(&self) -> usize {
-        self.arena.capacity()
-    }
+    arena_delegates!(arena);
 
     fn next_expiry(&self) -> NextExpiry {
         match self.len {
@@ -199,10 +181,9 @@ impl<S: Storage> Scheme for Heap<S> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::MAX_INTERVAL;
+    use super::super::model::{check_against, Foresight, Profile};
     use super::*;
     use crate::HostStorage;
-    use std::collections::VecDeque;
     use std::vec::Vec;
 
     fn heap(start: u64) -> Heap<HostStorage> {
@@ -284,110 +265,16 @@ mod tests {
         assert!(h.is_empty());
     }
 
-    /// splitmix64.
-    struct Rng(u64);
-
-    impl Rng {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            (z ^ (z >> 31)) % n
-        }
-        fn interval(&mut self) -> u64 {
-            match self.below(32) {
-                0..=13 => 1 + self.below(64),
-                14..=25 => 1 + self.below(5000),
-                26..=29 => 1 + self.below(1 << 40),
-                _ => MAX_INTERVAL - 1 - self.below(1000),
-            }
-        }
-    }
-
-    /// Runs `ops` random operations on a heap and on a list of `(handle, deadline, id)`,
-    /// comparing every answer.
-    fn against_model(start: u64, seed: u64, ops: usize) {
-        let mut s = heap(start);
-        let mut rng = Rng(seed);
-        let mut now = start;
-        let mut pending: Vec<(Handle, u64, u64)> = Vec::new();
-        let mut queued: VecDeque<(Handle, u64, u64)> = VecDeque::new();
-        let mut dead: Vec<Handle> = Vec::new();
-        let mut next_id = 0;
-        for op in 0..ops {
-            // Every third phase starts nothing, so that the heap drains and goes idle.
-            let draining = op / 5000 % 3 == 2;
-            match rng.below(20) {
-                0..=4 if !draining => {
-                    let burst = if rng.below(8) == 0 {
-                        1 + rng.below(16)
-                    } else {
-                        1
-                    };
-                    let i = rng.interval();
-                    for _ in 0..burst {
-                        next_id += 1;
-                        let full = pending.len() + queued.len() == s.capacity();
-                        match s.start(i, next_id) {
-                            Ok(h) => pending.push((h, now.wrapping_add(i), next_id)),
-                            Err(e) => assert!(full && e == Error::Full, "{e:?}"),
-                        }
-                    }
-                }
-                5 | 6 => {
-                    let n = pending.len() + queued.len();
-                    if n == 0 || rng.below(10) == 0 {
-                        if let Some(&h) = dead.get(rng.below(dead.len() as u64 + 1) as usize) {
-                            assert_eq!(s.stop(h), Err(Error::Stale));
-                        }
-                        continue;
-                    }
-                    let k = rng.below(n as u64) as usize;
-                    let (h, _, id) = match k < pending.len() {
-                        true => pending.swap_remove(k),
-                        false => queued.remove(k - pending.len()).unwrap(),
-                    };
-                    assert_eq!(s.stop(h), Ok(id));
-                    dead.push(h);
-                }
-                0..=14 => {
-                    now = now.wrapping_add(1);
-                    let due: Vec<_> = pending.iter().filter(|p| p.1 == now).copied().collect();
-                    pending.retain(|p| p.1 != now);
-                    assert_eq!(s.tick(), due.len(), "at {now}");
-                    queued.extend(due);
-                    let want = pending
-                        .iter()
-                        .map(|p| p.1)
-                        .min_by_key(|d| d.wrapping_sub(now));
-                    let want = want.map_or(NextExpiry::Idle, NextExpiry::At);
-                    assert_eq!(s.next_expiry(), want, "at {now}");
-                    if rng.below(64) == 0 {
-                        assert_heap(&s);
-                    }
-                }
-                _ => match s.pop_expired() {
-                    Some(e) => {
-                        let k = queued.iter().position(|q| q.0 == e.handle).unwrap();
-                        assert_eq!(queued[k].1, queued[0].1, "popped out of tick order");
-                        assert_eq!((queued[k].1, queued[k].2), (e.deadline, e.id));
-                        queued.remove(k);
-                        dead.push(e.handle);
-                    }
-                    None => assert!(queued.is_empty()),
-                },
-            }
-            assert_eq!(s.len(), pending.len() + queued.len());
-            assert_eq!(s.queued(), queued.len());
-        }
-        assert_heap(&s);
-    }
-
     #[test]
     fn random_ops_match_model() {
-        against_model(0, 1, 200_000);
-        against_model(u64::MAX - 1000, 2, 200_000);
-        against_model((1 << 32) - 20_000, 3, 100_000);
+        let profile = Profile::slotless(Foresight::Exact);
+        let runs = [
+            (1, 0, 200_000),
+            (2, u64::MAX - 1000, 200_000),
+            (3, (1 << 32) - 20_000, 100_000),
+        ];
+        for (seed, start, ops) in runs {
+            check_against(&mut heap(start), seed, ops, &profile, assert_heap);
+        }
     }
 }

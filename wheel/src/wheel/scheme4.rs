@@ -33,9 +33,9 @@
 //!
 //! # Occupancy
 //!
-//! Beside the lists sits an `Occupancy` bitmap, one bit per slot set while its list is not
-//! empty: the "busy" marks of the paper's Appendix A. It costs a bit per slot (1/64 of the
-//! list heads) and one bit operation when a list becomes empty or non-empty, and lets
+//! Beside the lists sits an `Occupancy` bitmap (`bitmap.rs`), one bit per slot set while its
+//! list is not empty: the "busy" marks of the paper's Appendix A. It costs a bit per slot (1/64
+//! of the list heads) and one bit operation when a list becomes empty or non-empty, and lets
 //! [`Scheme::next_expiry`] find the first busy slot 64 slots at a time. Schemes 5 and 6 use it
 //! too.
 //!
@@ -43,7 +43,8 @@
 //! the paper puts it at the head, which is as cheap).
 
 use super::arena::{Arena, List, NIL, QUEUED};
-use super::{Config, Error, Expired, Handle, NextExpiry, Scheme, SchemeKind, Storage};
+use super::bitmap::Occupancy;
+use super::{Config, Error, Handle, NextExpiry, Scheme, SchemeKind, Storage};
 
 /// The basic timing wheel: `MaxInterval` slots, one per tick.
 ///
@@ -159,25 +160,7 @@ impl<S: Storage> Scheme for BasicWheel<S> {
         self.expire(self.cursor)
     }
 
-    fn pop_expired(&mut self) -> Option<Expired> {
-        self.arena.pop_due()
-    }
-
-    fn now(&self) -> u64 {
-        self.arena.now()
-    }
-
-    fn len(&self) -> usize {
-        self.arena.len()
-    }
-
-    fn queued(&self) -> usize {
-        self.arena.queued()
-    }
-
-    fn capacity(&self) -> usize {
-        self.arena.capacity()
-    }
+    arena_delegates!(arena);
 
     fn next_expiry(&self) -> NextExpiry {
         // Distances grow from 1 just past the cursor to a whole turn on the cursor itself, so the
@@ -202,82 +185,9 @@ impl<S: Storage> Scheme for BasicWheel<S> {
     }
 }
 
-/// Bits per `Occupancy` word.
-const WORD_BITS: u32 = u64::BITS;
-
-/// One bit per wheel slot, set while the slot's list is not empty: the "busy" marks of the
-/// paper's Appendix A. Schemes 4, 5 and 6 keep one beside their slots.
-///
-/// # Invariants
-///
-/// Bits at or beyond the slot count it was created for are never set (callers only set bits
-/// of slots they have).
-pub(super) struct Occupancy<S: Storage> {
-    words: S::Buf<u64>,
-}
-
-/// The word holding bit `bit`.
-fn word_of(bit: u32) -> usize {
-    (bit / WORD_BITS) as usize
-}
-
-/// Bit `bit` within its word.
-fn mask_of(bit: u32) -> u64 {
-    1 << (bit % WORD_BITS)
-}
-
-/// The lowest set bit of `word`, word number `w`, as a bit number; `word` is not 0.
-fn lowest_bit(w: usize, word: u64) -> u32 {
-    w as u32 * WORD_BITS + word.trailing_zeros()
-}
-
-impl<S: Storage> Occupancy<S> {
-    /// A bitmap of `bits` clear bits.
-    pub(super) fn new(bits: u32) -> Result<Self, Error> {
-        let words = bits.div_ceil(WORD_BITS) as usize;
-        Ok(Occupancy {
-            words: S::alloc(words, |_| 0)?,
-        })
-    }
-
-    /// Marks `bit` busy.
-    pub(super) fn set(&mut self, bit: u32) {
-        self.words[word_of(bit)] |= mask_of(bit);
-    }
-
-    /// Marks `bit` idle.
-    pub(super) fn clear(&mut self, bit: u32) {
-        self.words[word_of(bit)] &= !mask_of(bit);
-    }
-
-    /// The first set bit at or after `from`, going on from bit 0 past the last one and so
-    /// wrapping round to just before `from`; `None` if no bit is set. Reads every word at most
-    /// once, the first one twice.
-    pub(super) fn next_set(&self, from: u32) -> Option<u32> {
-        let n = self.words.len();
-        let first = word_of(from);
-        let ahead = self.words[first] & (u64::MAX << (from % WORD_BITS));
-        if ahead != 0 {
-            return Some(lowest_bit(first, ahead));
-        }
-        // The last round reads `first` again, whole: its bits below `from` come last.
-        for k in 1..=n {
-            let w = (first + k) % n;
-            if self.words[w] != 0 {
-                return Some(lowest_bit(w, self.words[w]));
-            }
-        }
-        None
-    }
-
-    /// Bytes allocated for the bitmap.
-    pub(super) fn memory_bytes(&self) -> usize {
-        self.words.len() * core::mem::size_of::<u64>()
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::model::{check_against, Band, Foresight, Profile};
     use super::*;
     use crate::HostStorage;
     use std::vec::Vec;
@@ -490,221 +400,15 @@ mod tests {
     }
 
     #[test]
-    fn occupancy_finds_the_next_busy_bit_wrapping() {
-        let mut o = Occupancy::<HostStorage>::new(130).unwrap();
-        assert_eq!(o.words.len(), 3);
-        assert_eq!(o.next_set(0), None);
-        o.set(5);
-        o.set(129);
-        assert_eq!(o.next_set(0), Some(5));
-        assert_eq!(o.next_set(5), Some(5));
-        assert_eq!(o.next_set(6), Some(129));
-        assert_eq!(o.next_set(129), Some(129));
-        o.clear(129);
-        assert_eq!(o.next_set(6), Some(5));
-        assert_eq!(o.next_set(64), Some(5));
-        o.set(3);
-        assert_eq!(o.next_set(4), Some(5));
-        o.clear(5);
-        assert_eq!(o.next_set(4), Some(3));
-        assert_eq!(o.memory_bytes(), 24);
-    }
-
-    #[test]
     fn matches_the_model() {
+        let profile = Profile {
+            intervals: &[(1023, Band::Upto(60)), (1, Band::Longest)],
+            range: Some(50),
+            foresight: Foresight::Exact,
+            check_every: 1,
+        };
         for (seed, start) in [(1, 0), (2, (1 << 32) - 50), (3, u64::MAX - 1000)] {
-            let mut w = wheel(64, 50, start);
-            model::check_against(&mut w, seed, 100_000, 60, Some(50), true, check);
+            check_against(&mut wheel(64, 50, start), seed, 100_000, &profile, check);
         }
-    }
-}
-
-/// A randomized comparison of a scheme against a model, shared by the tests of schemes 4, 5 and
-/// 6.
-#[cfg(test)]
-pub(super) mod model {
-    use super::super::{Error, Handle, NextExpiry, Scheme, MAX_INTERVAL};
-    use std::vec::Vec;
-
-    /// xorshift64*: small, fast and good enough to pick operations.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
-
-    /// An outstanding timer as the model sees it.
-    #[derive(Clone, Copy)]
-    struct Timer {
-        handle: Handle,
-        id: u64,
-        deadline: u64,
-    }
-
-    /// What the scheme should hold: pending timers, and the due queue.
-    struct Model {
-        now: u64,
-        pending: Vec<Timer>,
-        due: Vec<Timer>,
-        capacity: usize,
-    }
-
-    impl Model {
-        fn len(&self) -> usize {
-            self.pending.len() + self.due.len()
-        }
-
-        /// The expected result of starting `interval`, given the scheme's `range`.
-        fn start_error(&self, interval: u64, range: Option<u64>) -> Option<Error> {
-            if interval == 0 || interval >= MAX_INTERVAL {
-                Some(Error::Interval)
-            } else if range.is_some_and(|max| interval > max) {
-                Some(Error::Range)
-            } else if self.len() == self.capacity {
-                Some(Error::Full)
-            } else {
-                None
-            }
-        }
-
-        /// Removes the timer `handle` names, wherever it is.
-        fn stop(&mut self, handle: Handle) -> Option<u64> {
-            for list in [&mut self.pending, &mut self.due] {
-                if let Some(k) = list.iter().position(|t| t.handle == handle) {
-                    return Some(list.swap_remove(k).id);
-                }
-            }
-            None
-        }
-
-        /// Advances the clock and moves what is due to the due queue; how many moved.
-        fn tick(&mut self) -> usize {
-            self.now = self.now.wrapping_add(1);
-            let before = self.due.len();
-            let now = self.now;
-            self.due
-                .extend(self.pending.iter().filter(|t| t.deadline == now));
-            self.pending.retain(|t| t.deadline != now);
-            self.due.len() - before
-        }
-
-        /// The earliest pending deadline.
-        fn next_expiry(&self) -> Option<u64> {
-            let remaining = self
-                .pending
-                .iter()
-                .map(|t| t.deadline.wrapping_sub(self.now));
-            remaining.min().map(|r| self.now.wrapping_add(r))
-        }
-    }
-
-    /// Runs `ops` random operations on `w` (empty, capacity at least 2) and on a model and
-    /// compares every result. Intervals are mostly in `1..=spread`; `range` is the scheme's
-    /// longest interval, if it has one; `exact` says next_expiry never answers `Unknown`.
-    /// `check` verifies the scheme's own invariants after each operation.
-    pub(in super::super) fn check_against<W: Scheme>(
-        w: &mut W,
-        seed: u64,
-        ops: usize,
-        spread: u64,
-        range: Option<u64>,
-        exact: bool,
-        check: impl Fn(&W),
-    ) {
-        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
-        let mut m = Model {
-            now: w.now(),
-            pending: Vec::new(),
-            due: Vec::new(),
-            capacity: w.capacity(),
-        };
-        let mut issued: Vec<Handle> = Vec::new();
-        for op in 0..ops as u64 {
-            match rng.below(100) {
-                0..=39 => {
-                    let interval = match rng.below(64) {
-                        0 => 0,
-                        1 => MAX_INTERVAL + rng.below(2),
-                        2 => range.map_or(1, |max| max + 1),
-                        3 if rng.below(16) == 0 => MAX_INTERVAL - 1 - rng.below(1 << 40),
-                        _ => 1 + rng.below(spread),
-                    };
-                    let want = m.start_error(interval, range);
-                    match w.start(interval, op) {
-                        Ok(handle) => {
-                            assert_eq!(want, None, "start({interval}) at {}", m.now);
-                            let deadline = m.now.wrapping_add(interval);
-                            m.pending.push(Timer {
-                                handle,
-                                id: op,
-                                deadline,
-                            });
-                            issued.push(handle);
-                        }
-                        Err(e) => assert_eq!(want, Some(e), "start({interval}) at {}", m.now),
-                    }
-                }
-                40..=54 => {
-                    let outstanding = m.len() as u64;
-                    let handle = if outstanding > 0 && rng.below(4) != 0 {
-                        let k = rng.below(outstanding) as usize;
-                        let p = m.pending.len();
-                        if k < p {
-                            m.pending[k].handle
-                        } else {
-                            m.due[k - p].handle
-                        }
-                    } else if issued.is_empty() {
-                        Handle::new(0, 0)
-                    } else {
-                        issued[rng.below(issued.len() as u64) as usize]
-                    };
-                    let want = m.stop(handle).ok_or(Error::Stale);
-                    assert_eq!(w.stop(handle), want, "stop at {}", m.now);
-                }
-                55..=84 => assert_eq!(w.tick(), m.tick(), "tick to {}", m.now.wrapping_add(1)),
-                _ => {
-                    for _ in 0..1 + rng.below(3) {
-                        pop(w, &mut m);
-                    }
-                }
-            }
-            if issued.len() > 4096 {
-                issued.drain(..2048);
-            }
-            assert_eq!(w.now(), m.now);
-            assert_eq!(w.len(), m.len());
-            assert_eq!(w.queued(), m.due.len());
-            match (w.next_expiry(), m.next_expiry()) {
-                (NextExpiry::Idle, None) => {}
-                (NextExpiry::At(got), Some(want)) => assert_eq!(got, want, "at {}", m.now),
-                (NextExpiry::Unknown, Some(_)) if !exact => {}
-                (got, want) => panic!("next_expiry {got:?}, model {want:?} at {}", m.now),
-            }
-            check(w);
-        }
-    }
-
-    /// Pops one timer and checks it is the model's oldest due one.
-    fn pop<W: Scheme>(w: &mut W, m: &mut Model) {
-        let Some(e) = w.pop_expired() else {
-            assert!(m.due.is_empty(), "nothing popped, {} due", m.due.len());
-            return;
-        };
-        let k = m.due.iter().position(|t| t.handle == e.handle);
-        let k = k.unwrap_or_else(|| panic!("popped {e:?}, not due"));
-        let t = m.due.swap_remove(k);
-        assert_eq!((e.id, e.deadline), (t.id, t.deadline));
-        let age = m.now.wrapping_sub(e.deadline);
-        assert!(m.due.iter().all(|t| m.now.wrapping_sub(t.deadline) <= age));
     }
 }

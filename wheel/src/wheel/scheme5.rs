@@ -38,8 +38,8 @@
 //! Timers with equal deadlines keep their start order (a new one goes after its equals).
 
 use super::arena::{Arena, List, NIL};
-use super::scheme4::Occupancy;
-use super::{Config, Error, Expired, Handle, NextExpiry, Scheme, SchemeKind, Storage};
+use super::bitmap::Occupancy;
+use super::{Config, Error, Handle, NextExpiry, Scheme, SchemeKind, Storage};
 
 /// The hashed wheel with sorted lists.
 ///
@@ -183,25 +183,7 @@ impl<S: Storage> Scheme for HashedSorted<S> {
         self.expire(self.slot_of(now))
     }
 
-    fn pop_expired(&mut self) -> Option<Expired> {
-        self.arena.pop_due()
-    }
-
-    fn now(&self) -> u64 {
-        self.arena.now()
-    }
-
-    fn len(&self) -> usize {
-        self.arena.len()
-    }
-
-    fn queued(&self) -> usize {
-        self.arena.queued()
-    }
-
-    fn capacity(&self) -> usize {
-        self.arena.capacity()
-    }
+    arena_delegates!(arena);
 
     fn next_expiry(&self) -> NextExpiry {
         match self.least_remaining() {
@@ -223,6 +205,7 @@ impl<S: Storage> Scheme for HashedSorted<S> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::model::{check_against, Band, Foresight, Profile};
     use super::*;
     use crate::HostStorage;
     use std::vec::Vec;
@@ -436,10 +419,14 @@ mod tests {
 
     #[test]
     fn matches_the_model() {
+        let profile = Profile {
+            intervals: &[(1023, Band::Upto(100)), (1, Band::Longest)],
+            range: None,
+            foresight: Foresight::Exact,
+            check_every: 1,
+        };
         for (seed, slots, start) in [(4, 16, 0), (5, 8, (1 << 32) - 50), (6, 1, u64::MAX - 1000)] {
-            let mut w = wheel(64, slots, start);
-            let model = super::super::scheme4::model::check_against;
-            model(&mut w, seed, 100_000, 100, None, true, check);
+            check_against(&mut wheel(64, slots, start), seed, 100_000, &profile, check);
         }
     }
 }

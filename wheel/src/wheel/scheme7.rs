@@ -59,7 +59,7 @@
 //! Timers with equal deadlines may pop in any order.
 
 use super::arena::{Arena, List, NIL};
-use super::{Config, Error, Expired, Handle, NextExpiry, Scheme, SchemeKind, Storage};
+use super::{Config, Error, Handle, NextExpiry, Scheme, SchemeKind, Storage};
 
 /// Bits of the tick counter per level: 64 slots, so that a level's occupancy is one `u64` and
 /// its digit a shift and a mask. Being a power of two is what makes the level a leading-zero
@@ -343,25 +343,7 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
         self.arena.queued() - before
     }
 
-    fn pop_expired(&mut self) -> Option<Expired> {
-        self.arena.pop_due()
-    }
-
-    fn now(&self) -> u64 {
-        self.arena.now()
-    }
-
-    fn len(&self) -> usize {
-        self.arena.len()
-    }
-
-    fn queued(&self) -> usize {
-        self.arena.queued()
-    }
-
-    fn capacity(&self) -> usize {
-        self.arena.capacity()
-    }
+    arena_delegates!(arena);
 
     fn next_expiry(&self) -> NextExpiry {
         // By the placement rule the lowest non-empty level holds the earliest timers, and its
@@ -393,10 +375,10 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::model::{check_against, Band, Foresight, Profile, Rng};
     use super::super::MAX_INTERVAL;
     use super::*;
     use crate::HostStorage;
-    use std::collections::VecDeque;
     use std::vec::Vec;
 
     /// A mixed-radix shape, for the paper's clock.
@@ -515,10 +497,10 @@ mod tests {
 
     #[test]
     fn level_by_leading_zeros_matches_digit_scan() {
-        let mut rng = Rng(7);
+        let mut rng = Rng::new(7);
         for _ in 0..100_000 {
-            let now = rng.wide();
-            let rem = 1 + rng.wide() % (MAX_INTERVAL - 1);
+            let now = rng.next_u64();
+            let rem = 1 + rng.next_u64() % (MAX_INTERVAL - 1);
             let rem = rem >> rng.below(63);
             let rem = rem.max(1);
             assert_eq!(
@@ -710,109 +692,31 @@ mod tests {
         assert!(Hierarchical::<HostStorage, 10>::new(&c).is_ok());
     }
 
-    /// splitmix64.
-    struct Rng(u64);
+    /// Intervals that reach every level, the top ring and the overflow list of wheels with
+    /// few levels, and land on whole turns of a two-level wheel.
+    const PROFILE: Profile = Profile {
+        intervals: &[
+            (14, Band::Upto(64)),
+            (8, Band::Upto(5000)),
+            (7, Band::Upto(20_000)),
+            (1, Band::Upto(1 << 40)),
+            (1, Band::Longest),
+            (1, Band::Turns(4096)),
+        ],
+        range: None,
+        foresight: Foresight::Exact,
+        check_every: 64,
+    };
 
-    impl Rng {
-        fn wide(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.wide() % n
-        }
-        fn interval(&mut self) -> u64 {
-            match self.below(32) {
-                0..=13 => 1 + self.below(64),
-                14..=21 => 1 + self.below(5000),
-                22..=28 => 1 + self.below(20_000),
-                29 => 1 + self.below(1 << 40),
-                30 => MAX_INTERVAL - 1 - self.below(1000),
-                _ => 4096 * (1 + self.below(4)) + self.below(3),
-            }
-        }
-    }
-
-    /// Runs `ops` random operations on `s` and on a list of `(handle, deadline, id)`, comparing
-    /// every answer; checks the invariants every `check` ticks.
+    /// Runs the model on a `D`-level wheel started at `start`.
     fn against_model<const D: usize>(start: u64, seed: u64, ops: usize) {
-        let mut s = wheel::<D>(start);
-        let mut rng = Rng(seed);
-        let mut now = start;
-        let mut pending: Vec<(Handle, u64, u64)> = Vec::new();
-        let mut queued: VecDeque<(Handle, u64, u64)> = VecDeque::new();
-        let mut dead: Vec<Handle> = Vec::new();
-        let mut next_id = 0;
-        for op in 0..ops {
-            // Every third phase starts nothing, so that the wheel drains and goes idle.
-            let draining = op / 5000 % 3 == 2;
-            match rng.below(20) {
-                0..=4 if !draining => {
-                    let burst = if rng.below(8) == 0 {
-                        1 + rng.below(16)
-                    } else {
-                        1
-                    };
-                    let i = rng.interval();
-                    for _ in 0..burst {
-                        next_id += 1;
-                        let full = pending.len() + queued.len() == s.capacity();
-                        match s.start(i, next_id) {
-                            Ok(h) => pending.push((h, now.wrapping_add(i), next_id)),
-                            Err(e) => assert!(full && e == Error::Full, "{e:?}"),
-                        }
-                    }
-                }
-                5 | 6 => {
-                    let n = pending.len() + queued.len();
-                    if n == 0 || rng.below(10) == 0 {
-                        if let Some(&h) = dead.get(rng.below(dead.len() as u64 + 1) as usize) {
-                            assert_eq!(s.stop(h), Err(Error::Stale));
-                        }
-                        continue;
-                    }
-                    let k = rng.below(n as u64) as usize;
-                    let (h, _, id) = match k < pending.len() {
-                        true => pending.swap_remove(k),
-                        false => queued.remove(k - pending.len()).unwrap(),
-                    };
-                    assert_eq!(s.stop(h), Ok(id));
-                    dead.push(h);
-                }
-                0..=14 => {
-                    now = now.wrapping_add(1);
-                    let due: Vec<_> = pending.iter().filter(|p| p.1 == now).copied().collect();
-                    pending.retain(|p| p.1 != now);
-                    assert_eq!(s.tick(), due.len(), "at {now}");
-                    queued.extend(due);
-                    let want = pending
-                        .iter()
-                        .map(|p| p.1)
-                        .min_by_key(|d| d.wrapping_sub(now));
-                    let want = want.map_or(NextExpiry::Idle, NextExpiry::At);
-                    assert_eq!(s.next_expiry(), want, "at {now}");
-                    if rng.below(64) == 0 {
-                        assert_placed(&s);
-                    }
-                }
-                _ => match s.pop_expired() {
-                    Some(e) => {
-                        let k = queued.iter().position(|q| q.0 == e.handle).unwrap();
-                        assert_eq!(queued[k].1, queued[0].1, "popped out of tick order");
-                        assert_eq!((queued[k].1, queued[k].2), (e.deadline, e.id));
-                        queued.remove(k);
-                        dead.push(e.handle);
-                    }
-                    None => assert!(queued.is_empty()),
-                },
-            }
-            assert_eq!(s.len(), pending.len() + queued.len());
-            assert_eq!(s.queued(), queued.len());
-        }
-        assert_placed(&s);
+        check_against(
+            &mut wheel::<D>(start),
+            seed,
+            ops,
+            &PROFILE,
+            assert_placed::<D>,
+        );
     }
 
     #[test]
