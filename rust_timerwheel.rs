@@ -1057,7 +1057,7 @@ impl Instance {
         let mut elapsed = 0i64;
         let mut left = b.iterations;
         while left > 0 {
-            let n = left.min(1024);
+            let n = left.min(64);
             let mut st = self.core.state.lock();
             let start = Instant::<Monotonic>::now();
             for _ in 0..n {

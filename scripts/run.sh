@@ -10,6 +10,7 @@
 #               instrumentation would distort the timings; debug is for smoke tests only)
 #   --out DIR   where the results go (default results/fig9)
 #   --timeout   bound on the guest (default 2400 s; --quick: 900 s)
+#   --budget-ms time allowed per point before an O(n) curve stops (default 10000; --quick: 500)
 #
 # Steps: the setup (as root), the kernel (cached after the first run), rust_timerwheel.ko built
 # against it (into the cache, not the tree), the fig9 tool; then, in a virtme-ng guest, insmod
@@ -26,20 +27,23 @@ quick=()
 flavour=perf
 out=$TW_TOP/results/fig9
 timeout_s=
+budget=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-h | --help)
-		sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	--quick) quick=(--quick); shift ;;
 	--kernel) flavour=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
+	--budget-ms) budget=$2; shift 2 ;;
 	*) die "unknown option '$1' (see --help)" ;;
 	esac
 done
 [ -n "$timeout_s" ] || timeout_s=$([ ${#quick[@]} -gt 0 ] && echo 900 || echo 2400)
+[ -n "$budget" ] || budget=$([ ${#quick[@]} -gt 0 ] && echo 500 || echo 10000)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
@@ -50,22 +54,18 @@ else
 	log "not root: skipping setup.sh (it needs apt); assuming the toolchain is installed"
 fi
 kdir=$("$here/build-kernel.sh" --print-dir "$flavour")
-
-# The module for this kernel, built outside the tree so that the debug build there stays.
-mo=$TW_CACHE/module-$flavour
-mkdir -p "$mo"
 log "building rust_timerwheel.ko against the $flavour kernel"
-make -s -C "$TW_TOP" KDIR="$kdir" MO="$mo" >&2
+mo=$(build_module "$flavour")
 
 log "building the fig9 tool"
 cargo build --quiet --release --manifest-path "$TW_TOP/scripts/fig9/Cargo.toml"
 fig9=$TW_TOP/scripts/fig9/target/release/fig9
 
 log "running the sweep in a guest (${quick[*]:-full})"
-"$here/vm-run.sh" --kernel "$flavour" --timeout "$timeout_s" --out "$out/vm" -- \
-	sh -c "insmod $mo/rust_timerwheel.ko && $fig9 run ${quick[*]} --out $out; rc=\$?; rmmod rust_timerwheel; exit \$rc"
+"$here/vm-run.sh" --kernel "$flavour" --timeout "$timeout_s" --out "$out" -- \
+	sh -c "insmod $mo/rust_timerwheel.ko && $fig9 run ${quick[*]} --budget-ms $budget --out $out; rc=\$?; rmmod rust_timerwheel; exit \$rc"
 
-accel=$(cat "$out/vm/accel")
+accel=$(cat "$out/accel")
 {
 	echo "Figure 9 run of $(date -u +%Y-%m-%d): kernel $flavour ($(basename "$kdir")), guest under $accel,"
 	echo "host: $(nproc) CPUs, $(awk '/model name/ { $1 = $2 = $3 = ""; print; exit }' /proc/cpuinfo | sed 's/^ *//')"

@@ -66,10 +66,10 @@ struct tw_info {
 
 /*
  * TW_IOC_CONFIGURE: choose the instance's backend, geometry and clock. Only before first use.
- * Errors: EINVAL  a value out of range (scheme unknown, capacity > TW_MAX_CAPACITY (scheme 1:
- *                 TW_MAX_CAPACITY_SCHEME1), slots > TW_MAX_SLOTS or not a
- *                 power of two for schemes 5 and 6, tick_ns outside [TW_MIN_TICK_NS,
- *                 TW_MAX_TICK_NS], ring > TW_MAX_RING, clock unknown, reserved not 0)
+ * Errors: EINVAL  a value out of range: scheme unknown, clock unknown, capacity above
+ *                 TW_MAX_CAPACITY (scheme 1: TW_MAX_CAPACITY_SCHEME1), slots above
+ *                 TW_MAX_SLOTS or (schemes 5 and 6) not a power of two, tick_ns outside
+ *                 [TW_MIN_TICK_NS, TW_MAX_TICK_NS], ring above TW_MAX_RING
  *         EBUSY   the instance was already configured or used
  *         ENOMEM  the storage could not be allocated
  */
@@ -81,11 +81,12 @@ struct tw_config {
 	__u64 tick_ns; /* real clock period; 0: TW_DEFAULT_TICK_NS */
 	__u64 start_tick; /* the tick counter's first value */
 	__u32 ring; /* expiry records buffered for read(2); 0: TW_DEFAULT_RING */
-	__u32 budget; /* most expiries processed per tick, the rest carried over; 0: default */
+	__u32 budget; /* most expiries processed per tick, the rest carried over; 0: TW_DEFAULT_BUDGET */
 };
 
 /*
- * TW_IOC_SETCALLOUT: a callout due `ticks` ticks from now, returning its handle.
+ * TW_IOC_SETCALLOUT: a callout due `ticks` ticks from now, returning its handle. If the handle
+ * cannot be written back (EFAULT), the callout is cancelled again: nothing is left behind.
  * Errors: EINVAL  ticks is 0 or above TW_MAX_TICKS
  *         ERANGE  ticks is beyond scheme 4's MaxInterval
  *         ENOSPC  capacity callouts are outstanding
@@ -115,7 +116,8 @@ struct tw_timeout {
 
 /*
  * TW_IOC_UNTIMEOUT: untimeout(func, arg), found through a hash table on (func, arg). With
- * several callouts of the same (func, arg), the most recently set one is cancelled.
+ * several callouts of the same (func, arg), the one due first is cancelled (as BSD's walk of its
+ * sorted list did); among those due on the same tick, the one set first.
  * Errors: ENOENT  no outstanding callout has this (func, arg)
  */
 struct tw_untimeout {
@@ -148,7 +150,8 @@ struct tw_op {
  * TW_IOC_BATCH: runs `count` operations from the array at `ops`, writing each one's result
  * back; one failed operation does not stop the others.
  * Errors: EINVAL  count is 0 or above TW_MAX_BATCH, or reserved is not 0
- *         EFAULT  ops is bad (then no operation was run)
+ *         EFAULT  ops is bad: no operation was run (or, if the results could not be written
+ *                 back, all were, and their callouts fire and are read as usual)
  */
 struct tw_batch {
 	__u64 ops; /* user pointer to struct tw_op[count] */
