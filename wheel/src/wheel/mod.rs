@@ -58,7 +58,7 @@
 //! reference model of `model.rs` (test builds only).
 //!
 //! This directory is compiled both by cargo (through `src/lib.rs`) and by the kernel (as the
-//! module's `wheel` module): it names no kernel type, uses no `unsafe`, and refers to its own
+//! module's `wheel` module): it names no kernel type, is safe Rust throughout, and refers to its own
 //! items through `super::`, never `crate::`.
 
 // The kernel forbids floating point; this code runs in the kernel.
