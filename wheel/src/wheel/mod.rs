@@ -58,8 +58,8 @@
 //! reference model of `model.rs` (test builds only).
 //!
 //! This directory is compiled both by cargo (through `src/lib.rs`) and by the kernel (as the
-//! module's `wheel` module): it names no kernel type, is safe Rust throughout, and refers to its own
-//! items through `super::`, never `crate::`.
+//! module's `wheel` module): it names no kernel type, is safe Rust throughout, and refers to its
+//! own items through `super::`, never `crate::`.
 
 // The kernel forbids floating point; this code runs in the kernel.
 #![deny(clippy::float_arithmetic)]
