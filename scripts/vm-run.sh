@@ -115,8 +115,10 @@ guest=$out/guest.sh
 log "booting the $flavour kernel under $mode ($cpus CPUs, $memory), timeout ${timeout_s}s"
 start=$(date +%s)
 set +e
-timeout --kill-after=10 "$timeout_s" "${vng_base[@]}" "${extra[@]}" --exec "bash $guest" </dev/null
-vng_rc=$?
+# Through a pipe: QEMU opens the console it is given as a file with O_TRUNC, which would empty a
+# log file our caller redirected stdout to.
+timeout --kill-after=10 "$timeout_s" "${vng_base[@]}" "${extra[@]}" --exec "bash $guest" </dev/null 2>&1 | cat
+vng_rc=${PIPESTATUS[0]}
 set -e
 log "guest finished after $(($(date +%s) - start)) s"
 
