@@ -10,9 +10,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -420,6 +422,35 @@ TEST_F(instance, documented_errnos)
 	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, O_NONBLOCK));
 	EXPECT_EQ(-1, read(self->fd, &rec, sizeof(rec)));
 	EXPECT_EQ(EAGAIN, errno);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+TEST_F(instance, advance_is_interruptible_and_keeps_the_ticks_it_ran)
+{
+	struct sigaction sa = { .sa_handler = on_alarm }; /* no SA_RESTART */
+	struct itimerval it = { .it_value = { .tv_usec = 2000 } };
+	struct tw_stats st;
+	__u64 n = TW_MAX_ADVANCE;
+	int ret, err;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, configure(self->fd, variant, TW_CLOCK_MANUAL, 16, START));
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
+	ret = ioctl(self->fd, TW_IOC_ADVANCE, &n);
+	err = errno;
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	if (ret == 0)
+		SKIP(return, "2^20 ticks ran in under 2 ms: no signal arrived in time");
+	EXPECT_EQ(EINTR, err);
+	EXPECT_LT(0, st.ticks);
+	EXPECT_GT(TW_MAX_ADVANCE, st.ticks);
+	EXPECT_EQ(START + st.ticks, st.now);
 }
 
 TEST_F(instance, advance_needs_the_manual_clock)
