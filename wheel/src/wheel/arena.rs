@@ -338,6 +338,21 @@ impl<S: Storage> Arena<S> {
 }
 
 #[cfg(test)]
+impl<S: Storage> Arena<S> {
+    /// The `aux` words of the entries on `list`, head first: what tests read of a scheme's
+    /// per-entry state (ticks left, differential times).
+    pub(super) fn auxes(&self, list: &List) -> std::vec::Vec<u64> {
+        let mut out = std::vec::Vec::new();
+        let mut at = list.head;
+        while at != NIL {
+            out.push(self.entry(at).aux);
+            at = self.next(at);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::HostStorage;

@@ -329,3 +329,33 @@ fn compare<W: Scheme>(w: &W, m: &Model, foresight: Foresight) {
         (got, want) => panic!("next_expiry {got:?}, model {want:?} at {}", m.now),
     }
 }
+
+/// Timers re-armed between two pops of one tick, as a callback re-arming itself does: what is
+/// left of that tick still comes before the next tick, and the new timers fire on their own
+/// ticks. `check` is the scheme's invariant check, run once they are in and after every tick.
+/// `w` must be empty, with its clock at 0 and room for 5 timers and an interval of 4.
+pub(super) fn rearm_between_pops<W: Scheme>(mut w: W, check: impl Fn(&W)) {
+    for id in 0..3 {
+        w.start(1, id).unwrap();
+    }
+    assert_eq!(w.tick(), 3);
+    assert_eq!(w.pop_expired().map(|e| e.id), Some(0));
+    w.start(1, 10).unwrap();
+    w.start(4, 11).unwrap();
+    check(&w);
+    assert_eq!(w.pop_expired().map(|e| e.id), Some(1));
+    assert_eq!(w.tick(), 1);
+    check(&w);
+    let ids: Vec<u64> = core::iter::from_fn(|| w.pop_expired())
+        .map(|e| e.id)
+        .collect();
+    assert_eq!(ids, [2, 10]);
+    // 11 was started on tick 1 with interval 4: due on tick 5, three ticks from now, alone.
+    for queued in [0, 0, 1] {
+        assert_eq!(w.tick(), queued);
+        check(&w);
+    }
+    let e = w.pop_expired().unwrap();
+    assert_eq!((e.id, e.deadline, w.now()), (11, 5, 5));
+    assert_eq!(w.pop_expired(), None);
+}

@@ -124,13 +124,7 @@ mod tests {
     }
 
     fn counts(l: &Straightforward<HostStorage>) -> Vec<u64> {
-        let mut out = Vec::new();
-        let mut at = l.list.head;
-        while at != NIL {
-            out.push(l.arena.entry(at).aux);
-            at = l.arena.next(at);
-        }
-        out
+        l.arena.auxes(&l.list)
     }
 
     #[test]

@@ -205,7 +205,7 @@ impl<S: Storage> Scheme for HashedSorted<S> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::model::{check_against, Band, Foresight, Profile};
+    use super::super::model::{self, check_against, Band, Foresight, Profile};
     use super::*;
     use crate::HostStorage;
     use std::vec::Vec;
@@ -383,22 +383,7 @@ mod tests {
 
     #[test]
     fn rearm_between_pops() {
-        let mut w = wheel(8, 4, 0);
-        for id in 0..3 {
-            w.start(1, id).unwrap();
-        }
-        assert_eq!(w.tick(), 3);
-        assert_eq!(w.pop_expired().map(|e| e.id), Some(0));
-        w.start(1, 10).unwrap();
-        w.start(4, 11).unwrap();
-        check(&w);
-        assert_eq!(w.pop_expired().map(|e| e.id), Some(1));
-        assert_eq!(w.tick(), 1);
-        let ids: Vec<u64> = core::iter::from_fn(|| w.pop_expired())
-            .map(|e| e.id)
-            .collect();
-        assert_eq!(ids, [2, 10]);
-        assert_eq!(run(&mut w, 3), [(3, 11)]);
+        model::rearm_between_pops(wheel(8, 4, 0), check);
     }
 
     #[test]
