@@ -96,54 +96,57 @@ pub fn render(header: &[&str], records: &[Vec<String>]) -> String {
     out
 }
 
-pub fn render_fig9(rows: &[Row]) -> String {
-    let recs: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.curve.clone(),
-                r.interface.clone(),
-                r.measure.clone(),
-                r.n.to_string(),
-                float(r.ns_per_op),
-                r.iterations.to_string(),
-                r.note.clone(),
-            ]
-        })
-        .collect();
-    render(&FIG9_HEADER, &recs)
+/// A row of one of the CSV files: the file's header, and the row's fields in its order.
+pub trait Record {
+    const HEADER: &'static [&'static str];
+    fn fields(&self) -> Vec<String>;
 }
 
-pub fn render_tick(rows: &[TickRow]) -> String {
-    let recs: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.curve.clone(),
-                r.n.to_string(),
-                float(r.ns_per_tick),
-                r.ticks.to_string(),
-                r.note.clone(),
-            ]
-        })
-        .collect();
-    render(&TICK_HEADER, &recs)
+impl Record for Row {
+    const HEADER: &'static [&'static str] = &FIG9_HEADER;
+    fn fields(&self) -> Vec<String> {
+        vec![
+            self.curve.clone(),
+            self.interface.clone(),
+            self.measure.clone(),
+            self.n.to_string(),
+            float(self.ns_per_op),
+            self.iterations.to_string(),
+            self.note.clone(),
+        ]
+    }
 }
 
-pub fn render_memory(rows: &[MemoryRow]) -> String {
-    let recs: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.curve.clone(),
-                r.n.to_string(),
-                r.capacity.to_string(),
-                r.memory_bytes.to_string(),
-                format!("{:.1}", r.bytes_per_callout()),
-            ]
-        })
-        .collect();
-    render(&MEMORY_HEADER, &recs)
+impl Record for TickRow {
+    const HEADER: &'static [&'static str] = &TICK_HEADER;
+    fn fields(&self) -> Vec<String> {
+        vec![
+            self.curve.clone(),
+            self.n.to_string(),
+            float(self.ns_per_tick),
+            self.ticks.to_string(),
+            self.note.clone(),
+        ]
+    }
+}
+
+impl Record for MemoryRow {
+    const HEADER: &'static [&'static str] = &MEMORY_HEADER;
+    fn fields(&self) -> Vec<String> {
+        vec![
+            self.curve.clone(),
+            self.n.to_string(),
+            self.capacity.to_string(),
+            self.memory_bytes.to_string(),
+            format!("{:.1}", self.bytes_per_callout()),
+        ]
+    }
+}
+
+/// The CSV text of `rows`, header first.
+pub fn render_rows<R: Record>(rows: &[R]) -> String {
+    let records: Vec<Vec<String>> = rows.iter().map(R::fields).collect();
+    render(R::HEADER, &records)
 }
 
 /// Splits one CSV line into fields (quotes as written by [`render`]).
@@ -278,7 +281,7 @@ mod tests {
             row("bsd-traditional", 300_000, None, STOPPED),
             row("x", 1, Some(1.0), "a note, with a comma and \"quotes\""),
         ];
-        let text = render_fig9(&rows);
+        let text = render_rows(&rows);
         assert!(text.starts_with("curve,interface,measure,n,ns_per_op,iterations,note\n"));
         let back = fig9_rows(&parse(&text).unwrap()).unwrap();
         assert_eq!(back, rows);
@@ -294,7 +297,7 @@ mod tests {
             note: String::new(),
         }];
         assert_eq!(
-            tick_rows(&parse(&render_tick(&rows)).unwrap()).unwrap(),
+            tick_rows(&parse(&render_rows(&rows)).unwrap()).unwrap(),
             rows
         );
     }
@@ -316,6 +319,6 @@ mod tests {
             memory_bytes: 12_800,
         };
         assert_eq!(m.bytes_per_callout(), 100.0);
-        assert!(render_memory(&[m]).ends_with("c,100,128,12800,100.0\n"));
+        assert!(render_rows(&[m]).ends_with("c,100,128,12800,100.0\n"));
     }
 }

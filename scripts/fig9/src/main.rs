@@ -132,9 +132,9 @@ fn cmd_run(o: &RunOpts) -> Result<ExitCode, String> {
         o.seed,
         o.device
     );
-    write(&o.out.join("fig9.csv"), &csv::render_fig9(&res.fig9))?;
-    write(&o.out.join("tick.csv"), &csv::render_tick(&res.tick))?;
-    write(&o.out.join("memory.csv"), &csv::render_memory(&res.memory))?;
+    write(&o.out.join("fig9.csv"), &csv::render_rows(&res.fig9))?;
+    write(&o.out.join("tick.csv"), &csv::render_rows(&res.tick))?;
+    write(&o.out.join("memory.csv"), &csv::render_rows(&res.memory))?;
     write(&o.out.join("results.md"), &report::results_md(&res, &setup))?;
     draw_fig9(&res.fig9, &o.out.join("fig9.svg"), FIG9_TITLE, None)?;
     let tick = plot::tick_figure(&res.tick, TICK_TITLE);

@@ -391,7 +391,9 @@ pub fn tick_figure(rows: &[TickRow], title: &str) -> Figure {
         .collect();
     Figure {
         title: title.to_string(),
-        subtitle: "measure: kernel (TW_BENCH_TICK); ns per tick: nothing due, or over a whole turnover".into(),
+        subtitle:
+            "measure: kernel (TW_BENCH_TICK); ns per tick: nothing due, or over a whole turnover"
+                .into(),
         x_label: "outstanding callouts n".into(),
         y_label: "time per tick".into(),
         caption: vec![
