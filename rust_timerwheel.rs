@@ -37,32 +37,30 @@
 
 use core::mem::size_of;
 use kernel::{
-    bindings,
     alloc::{
         flags::GFP_KERNEL_ACCOUNT,
         KVVec, //
     },
+    bindings,
     fs::{
         file::flags::O_NONBLOCK,
         File,
         Kiocb, //
     },
     impl_has_hr_timer,
-    iov::IovIterDest,
     ioctl::{
         _IOC_SIZE,
         _IOR,
         _IOW,
         _IOWR, //
     },
+    iov::IovIterDest,
     miscdevice::{
         MiscDevice,
         MiscDeviceOptions,
         MiscDeviceRegistration, //
     },
-    new_condvar,
-    new_mutex,
-    new_spinlock_irq,
+    new_condvar, new_mutex, new_spinlock_irq,
     prelude::*,
     sync::{
         atomic::{
@@ -356,8 +354,8 @@ impl wheel::Storage for KernelStorage {
         len: usize,
         mut init: impl FnMut(usize) -> T,
     ) -> core::result::Result<KVVec<T>, wheel::Error> {
-        let mut v = KVVec::with_capacity(len, GFP_KERNEL_ACCOUNT)
-            .map_err(|_| wheel::Error::NoMemory)?;
+        let mut v =
+            KVVec::with_capacity(len, GFP_KERNEL_ACCOUNT).map_err(|_| wheel::Error::NoMemory)?;
         for i in 0..len {
             // Within the capacity reserved above: this does not allocate.
             v.push(init(i), GFP_KERNEL_ACCOUNT)
@@ -441,7 +439,10 @@ impl kernel::InPlaceModule for TimerWheelModule {
                 }),
                 GFP_KERNEL,
             )?;
-            pr_info!("loaded: /dev/timerwheel, heartbeat every {} us\n", period.as_micros_ceil());
+            pr_info!(
+                "loaded: /dev/timerwheel, heartbeat every {} us\n",
+                period.as_micros_ceil()
+            );
             Ok(try_pin_init!(Self {
                 _heartbeat: beat.start(period),
                 miscdev <- MiscDeviceRegistration::register(MiscDeviceOptions {
@@ -623,28 +624,40 @@ fn record(ring: &mut Ring, stats: &mut TwStats, fired: &Fired, now: u64) -> bool
 // ---------------------------------------------------------------------------------------------
 // An instance's state, under its spinlock.
 
+/// What configuration installs: the scheme with its callout layer, and the parameters.
+struct Configured {
+    callouts: Callouts<KernelStorage>,
+    params: Params,
+}
+
 /// Everything the tick and the ioctls share.
 struct State {
-    /// The scheme and the callout layer; `None` until configured.
-    callouts: Option<Callouts<KernelStorage>>,
+    /// `None` until configured.
+    configured: Option<Configured>,
     ring: Ring,
     stats: TwStats,
-    params: Option<Params>,
 }
 
 impl State {
     fn new() -> Self {
         State {
-            callouts: None,
+            configured: None,
             ring: Ring::empty(),
             stats: TwStats::default(),
-            params: None,
         }
     }
 
     /// The configured callouts; EINVAL before configuration (callers configure first).
     fn callouts(&mut self) -> Result<&mut Callouts<KernelStorage>> {
-        self.callouts.as_mut().ok_or(EINVAL)
+        self.configured
+            .as_mut()
+            .map(|c| &mut c.callouts)
+            .ok_or(EINVAL)
+    }
+
+    /// The parameters configured; EINVAL before configuration.
+    fn params(&self) -> Result<Params> {
+        self.configured.as_ref().map(|c| c.params).ok_or(EINVAL)
     }
 
     fn set(&mut self, ticks: u64, cookie: u64) -> Result<Handle> {
@@ -696,10 +709,9 @@ impl State {
     /// record was added to the ring (readers to wake).
     fn tick(&mut self) -> bool {
         let State {
-            callouts: Some(callouts),
+            configured: Some(Configured { callouts, params }),
             ring,
             stats,
-            params: Some(params),
         } = self
         else {
             return false;
@@ -724,7 +736,7 @@ impl State {
     /// The statistics, with the gauges read now.
     fn snapshot(&self) -> TwStats {
         let mut s = self.stats;
-        if let Some(c) = &self.callouts {
+        if let Some(Configured { callouts: c, .. }) = &self.configured {
             let scheme = c.scheme();
             s.outstanding = scheme.len() as u64;
             s.queued = scheme.queued() as u64;
@@ -810,7 +822,7 @@ impl Instance {
     /// Installs the storage and clock for `params`; EBUSY if already configured.
     fn configure(&self, params: Params) -> Result {
         let mut clock = self.clock.lock();
-        if self.core.state.lock().callouts.is_some() {
+        if self.core.state.lock().configured.is_some() {
             return Err(EBUSY);
         }
         // Allocate in process context, outside the spinlock.
@@ -818,8 +830,7 @@ impl Instance {
         let ring = Ring::new(params.ring)?;
         let old_ring = {
             let mut st = self.core.state.lock();
-            st.callouts = Some(callouts);
-            st.params = Some(params);
+            st.configured = Some(Configured { callouts, params });
             st.stats = TwStats {
                 scheme: params.kind as u64,
                 ..TwStats::default()
@@ -839,7 +850,7 @@ impl Instance {
         loop {
             {
                 let mut st = self.core.state.lock();
-                if st.callouts.is_some() {
+                if st.configured.is_some() {
                     return f(&mut st);
                 }
             }
@@ -896,7 +907,7 @@ impl Instance {
         if n == 0 || n > TW_MAX_ADVANCE {
             return Err(EINVAL);
         }
-        let manual = self.with_state(|st| Ok(st.params.map(|p| p.clock) == Some(TW_CLOCK_MANUAL)))?;
+        let manual = self.with_state(|st| Ok(st.params()?.clock == TW_CLOCK_MANUAL))?;
         if !manual {
             return Err(EINVAL);
         }
@@ -918,14 +929,17 @@ impl Instance {
             return Err(EINVAL);
         }
         let count = b.count as usize;
-        let user = UserSlice::new(UserPtr::from_addr(b.ops as usize), count * size_of::<TwOp>());
+        let user = UserSlice::new(
+            UserPtr::from_addr(b.ops as usize),
+            count * size_of::<TwOp>(),
+        );
         let (mut r, mut w) = user.reader_writer();
         // Read every operation once, before running any: a bad pointer runs nothing.
         let mut ops = KVVec::with_capacity(count, GFP_KERNEL)?;
         for _ in 0..count {
             ops.push(r.read::<TwOp>()?, GFP_KERNEL)?;
         }
-        let chunk = self.with_state(|st| Ok(st.params.map_or(1, |p| batch_chunk(p.kind))))?;
+        let chunk = self.with_state(|st| Ok(batch_chunk(st.params()?.kind)))?;
         for part in ops.chunks_mut(chunk) {
             let mut st = self.core.state.lock();
             for op in part {
@@ -977,7 +991,10 @@ impl Instance {
     fn ioctl_bench(&self, user: UserSlice) -> Result {
         let (mut r, mut w) = user.reader_writer();
         let mut b: TwBench = r.read()?;
-        let instance = matches!(b.kind, TW_BENCH_SETCALLOUT | TW_BENCH_TIMEOUT | TW_BENCH_TICK);
+        let instance = matches!(
+            b.kind,
+            TW_BENCH_SETCALLOUT | TW_BENCH_TIMEOUT | TW_BENCH_TICK
+        );
         if b.reserved != 0
             || b.iterations == 0
             || b.iterations > TW_MAX_BENCH_ITERATIONS
@@ -1005,7 +1022,7 @@ impl Instance {
     fn bench_resets(&self, b: &TwBench) -> Result<u64> {
         let legacy = b.kind == TW_BENCH_TIMEOUT;
         let mut rng = Rng::new(b.seed);
-        let chunk = self.with_state(|st| Ok(st.params.map_or(1, |p| bench_chunk(p.kind))))?;
+        let chunk = self.with_state(|st| Ok(bench_chunk(st.params()?.kind)))?;
         let first = rng.within(b.min_ticks, b.spread);
         let mut handle = self.with_state(|st| {
             let c = st.callouts()?;
@@ -1029,8 +1046,7 @@ impl Instance {
                     c.untimeout(BENCH_FUNC, BENCH_ARG)
                         .and_then(|()| c.timeout(BENCH_FUNC, BENCH_ARG, t))
                 } else {
-                    c.unsetcallout(handle)
-                        .and_then(|_| c.setcallout(t, 0))
+                    c.unsetcallout(handle).and_then(|_| c.setcallout(t, 0))
                 };
                 match r {
                     Ok(h) => handle = h,
@@ -1050,7 +1066,7 @@ impl Instance {
 
     /// Runs `iterations` ticks of bookkeeping on a manual-clock instance.
     fn bench_ticks(&self, b: &TwBench) -> Result<u64> {
-        let manual = self.with_state(|st| Ok(st.params.map(|p| p.clock) == Some(TW_CLOCK_MANUAL)))?;
+        let manual = self.with_state(|st| Ok(st.params()?.clock == TW_CLOCK_MANUAL))?;
         if !manual {
             return Err(EINVAL);
         }
@@ -1210,18 +1226,32 @@ fn bench_hrtimer(b: &TwBench) -> Result<u64> {
         if interrupted(i) {
             return Err(EINTR);
         }
-        let t = Arc::pin_init(pin_init!(BenchHrTimer { timer <- HrTimer::new() }), GFP_KERNEL_ACCOUNT)?;
+        let t = Arc::pin_init(
+            pin_init!(BenchHrTimer { timer <- HrTimer::new() }),
+            GFP_KERNEL_ACCOUNT,
+        )?;
         let d = bench_hr_delta(rng.within(b.min_ticks / 2, b.min_ticks / 2));
         // Within the capacity reserved above: no allocation.
         pending.push(t.start(d), GFP_KERNEL_ACCOUNT)?;
     }
-    let extra = Arc::pin_init(pin_init!(BenchHrTimer { timer <- HrTimer::new() }), GFP_KERNEL)?;
-    let mut handle = Some(extra.clone().start(bench_hr_delta(rng.within(b.min_ticks, b.spread))));
+    let extra = Arc::pin_init(
+        pin_init!(BenchHrTimer { timer <- HrTimer::new() }),
+        GFP_KERNEL,
+    )?;
+    let mut handle = Some(
+        extra
+            .clone()
+            .start(bench_hr_delta(rng.within(b.min_ticks, b.spread))),
+    );
     let start = Instant::<Monotonic>::now();
     for _ in 0..b.iterations {
         // Dropping the handle cancels the timer: hrtimer_cancel, then hrtimer_start.
         drop(handle.take());
-        handle = Some(extra.clone().start(bench_hr_delta(rng.within(b.min_ticks, b.spread))));
+        handle = Some(
+            extra
+                .clone()
+                .start(bench_hr_delta(rng.within(b.min_ticks, b.spread))),
+        );
     }
     let ns = start.elapsed().as_nanos() as u64;
     // Dropping the handles cancels every timer before its memory goes.
@@ -1360,9 +1390,11 @@ mod tests {
 
     fn state(p: Params) -> State {
         let mut st = State::new();
-        st.callouts = Some(Callouts::new(p.kind, &p.wheel).unwrap());
+        st.configured = Some(Configured {
+            callouts: Callouts::new(p.kind, &p.wheel).unwrap(),
+            params: p,
+        });
         st.ring = Ring::new(p.ring).unwrap();
-        st.params = Some(p);
         st
     }
 
@@ -1373,13 +1405,35 @@ mod tests {
         assert_eq!(p.wheel.capacity, TW_DEFAULT_CAPACITY);
         assert_eq!(p.tick_ns, TW_DEFAULT_TICK_NS);
         let bad = [
-            TwConfig { scheme: 8, ..TwConfig::default() },
-            TwConfig { clock: 2, ..TwConfig::default() },
-            TwConfig { capacity: TW_MAX_CAPACITY + 1, ..TwConfig::default() },
-            TwConfig { scheme: 1, capacity: TW_MAX_CAPACITY_SCHEME1 + 1, ..TwConfig::default() },
-            TwConfig { tick_ns: TW_MIN_TICK_NS - 1, ..TwConfig::default() },
-            TwConfig { tick_ns: TW_MAX_TICK_NS + 1, ..TwConfig::default() },
-            TwConfig { ring: TW_MAX_RING + 1, ..TwConfig::default() },
+            TwConfig {
+                scheme: 8,
+                ..TwConfig::default()
+            },
+            TwConfig {
+                clock: 2,
+                ..TwConfig::default()
+            },
+            TwConfig {
+                capacity: TW_MAX_CAPACITY + 1,
+                ..TwConfig::default()
+            },
+            TwConfig {
+                scheme: 1,
+                capacity: TW_MAX_CAPACITY_SCHEME1 + 1,
+                ..TwConfig::default()
+            },
+            TwConfig {
+                tick_ns: TW_MIN_TICK_NS - 1,
+                ..TwConfig::default()
+            },
+            TwConfig {
+                tick_ns: TW_MAX_TICK_NS + 1,
+                ..TwConfig::default()
+            },
+            TwConfig {
+                ring: TW_MAX_RING + 1,
+                ..TwConfig::default()
+            },
         ];
         for c in &bad {
             assert_eq!(Params::from_uapi(c), Err(EINVAL));
@@ -1409,14 +1463,20 @@ mod tests {
     fn ring_is_fifo_and_bounded() {
         let mut ring = Ring::new(3).unwrap();
         for i in 0..3 {
-            assert!(ring.push(TwFired { cookie: i, ..TwFired::default() }));
+            assert!(ring.push(TwFired {
+                cookie: i,
+                ..TwFired::default()
+            }));
         }
         assert!(!ring.push(TwFired::default()));
         let mut out = [TwFired::default(); 2];
         assert_eq!(ring.peek(&mut out), 2);
         assert_eq!((out[0].cookie, out[1].cookie), (0, 1));
         ring.consume(2);
-        assert!(ring.push(TwFired { cookie: 3, ..TwFired::default() }));
+        assert!(ring.push(TwFired {
+            cookie: 3,
+            ..TwFired::default()
+        }));
         assert_eq!(ring.peek(&mut out), 2);
         assert_eq!((out[0].cookie, out[1].cookie), (2, 3));
     }
@@ -1448,19 +1508,41 @@ mod tests {
     #[test]
     fn batch_ops_report_their_errno() {
         let mut st = state(manual(6));
-        let mut set = TwOp { op: TW_OP_SET, a: 3, b: 7, ..TwOp::default() };
+        let mut set = TwOp {
+            op: TW_OP_SET,
+            a: 3,
+            b: 7,
+            ..TwOp::default()
+        };
         st.run_op(&mut set);
         assert_eq!(set.result, 0);
-        let mut reset = TwOp { op: TW_OP_RESET, a: 5, b: 8, handle: set.handle, ..TwOp::default() };
+        let mut reset = TwOp {
+            op: TW_OP_RESET,
+            a: 5,
+            b: 8,
+            handle: set.handle,
+            ..TwOp::default()
+        };
         st.run_op(&mut reset);
         assert_eq!(reset.result, 0);
-        let mut stale = TwOp { op: TW_OP_UNSET, handle: set.handle, ..TwOp::default() };
+        let mut stale = TwOp {
+            op: TW_OP_UNSET,
+            handle: set.handle,
+            ..TwOp::default()
+        };
         st.run_op(&mut stale);
         assert_eq!(stale.result, ENOENT.to_errno());
-        let mut bad = TwOp { op: 99, ..TwOp::default() };
+        let mut bad = TwOp {
+            op: 99,
+            ..TwOp::default()
+        };
         st.run_op(&mut bad);
         assert_eq!(bad.result, EINVAL.to_errno());
-        let mut zero = TwOp { op: TW_OP_SET, a: 0, ..TwOp::default() };
+        let mut zero = TwOp {
+            op: TW_OP_SET,
+            a: 0,
+            ..TwOp::default()
+        };
         st.run_op(&mut zero);
         assert_eq!(zero.result, EINVAL.to_errno());
     }
