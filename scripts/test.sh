@@ -9,8 +9,8 @@
 #   setup     scripts/setup.sh: the pinned toolchain, QEMU, virtme-ng, the kernel source
 #   wheel     cargo fmt --check, clippy and `cargo test` of the kernel-free algorithms
 #   kernel    scripts/build-kernel.sh debug (cached; ~12 min from scratch)
-#   module    rust_timerwheel.ko with CLIPPY=1 against the debug kernel (into the cache): must
-#             build with no warning; and the selftests
+#   module    rustfmt --check of the glue with the kernel's .rustfmt.toml, then rust_timerwheel.ko
+#             with CLIPPY=1 against the debug kernel (into the cache): no warning; the selftests
 #   vm        in a virtme-ng guest on the debug kernel (KASAN, lockdep, kmemleak): the
 #             kselftest selftests/timerwheel.sh (module lifecycle + KUnit + ioctl tests), then a
 #             scan of the guest's dmesg for any checker report
@@ -67,9 +67,12 @@ wheel_tests() {
 		cargo test --quiet)
 }
 
-# The module must build warning-free (the kernel's own lints plus clippy).
+# The module must be formatted as the kernel formats Rust, and build warning-free (the kernel's
+# own lints plus clippy).
 module_build() {
-	local out rc
+	local out rc ksrc
+	ksrc=$(ls -d "$TW_CACHE"/src/linux-source-* | sort -V | tail -n 1)
+	rustfmt --edition 2021 --config-path "$ksrc/.rustfmt.toml" --check "$TW_TOP/rust_timerwheel.rs" || return 1
 	out=$(build_module debug CLIPPY=1 2>&1)
 	rc=$?
 	printf '%s\n' "$out" >&2
