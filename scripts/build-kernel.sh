@@ -35,11 +35,11 @@ for arg in "$@"; do
 	esac
 done
 
-tarball=$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | sort -V | tail -n 1 || true)
+tarball=$(kernel_tarball || true)
 [ -n "$tarball" ] || die "no /usr/src/linux-source-*.tar.xz: run scripts/setup.sh first"
 pkg=$(basename "$tarball" .tar.xz)
 pkgver=$(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null || echo unknown)
-src=$TW_CACHE/src/$pkg
+src=$(kernel_src)
 out=$TW_CACHE/build-$flavour
 fragment=$out.fragment
 

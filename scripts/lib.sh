@@ -14,6 +14,14 @@ export LIBCLANG_PATH=${LIBCLANG_PATH:-/usr/lib/llvm-19/lib}
 export RUST_LIB_SRC=${RUST_LIB_SRC:-/usr/lib/rustlib/src/rust/library}
 export PATH="$HOME/.cargo/bin:$TW_CACHE/venv/bin:$PATH"
 
+# The newest Debian linux-source tarball, and where build-kernel.sh unpacks it.
+kernel_tarball() {
+	ls /usr/src/linux-source-*.tar.xz 2>/dev/null | sort -V | tail -n 1
+}
+kernel_src() {
+	echo "$TW_CACHE/src/$(basename "$(kernel_tarball)" .tar.xz)"
+}
+
 log() {
 	printf '[%s] %s\n' "$(basename "$0")" "$*" >&2
 }

@@ -70,9 +70,8 @@ wheel_tests() {
 # The module must be formatted as the kernel formats Rust, and build warning-free (the kernel's
 # own lints plus clippy).
 module_build() {
-	local out rc ksrc
-	ksrc=$(ls -d "$TW_CACHE"/src/linux-source-* | sort -V | tail -n 1)
-	rustfmt --edition 2021 --config-path "$ksrc/.rustfmt.toml" --check "$TW_TOP/rust_timerwheel.rs" || return 1
+	local out rc
+	rustfmt --edition 2021 --config-path "$(kernel_src)/.rustfmt.toml" --check "$TW_TOP/rust_timerwheel.rs" || return 1
 	out=$(build_module debug CLIPPY=1 2>&1)
 	rc=$?
 	printf '%s\n' "$out" >&2
@@ -81,17 +80,12 @@ module_build() {
 		log "the module build printed warnings"
 		return 1
 	fi
-	make -s -C "$TW_TOP/selftests" KSFT_DIR="$(ksft_dir)"
-}
-
-# tools/testing/selftests of the unpacked kernel source.
-ksft_dir() {
-	ls -d "$TW_CACHE"/src/linux-source-*/tools/testing/selftests | sort -V | tail -n 1
+	make -s -C "$TW_TOP/selftests" KSFT_DIR="$(kernel_src)/tools/testing/selftests"
 }
 
 vm_tests() {
 	"$here/vm-run.sh" --kernel debug --timeout 1500 --out "$TW_TOP/results/vm-test" -- \
-		env KSFT_DIR="$(ksft_dir)" selftests/timerwheel.sh "$TW_CACHE/module-debug/rust_timerwheel.ko"
+		env KSFT_DIR="$(kernel_src)/tools/testing/selftests" selftests/timerwheel.sh "$TW_CACHE/module-debug/rust_timerwheel.ko"
 }
 
 # The smoke run of the main job: the outputs must exist and parse; timings are not judged.
