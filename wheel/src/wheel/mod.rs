@@ -70,11 +70,24 @@
 /// holds the arena.
 ///
 /// The due queue and the counts live in the arena, so no scheme has anything to add to them;
-/// what does differ (`start`, `stop`, `tick`, `next_expiry`, `memory_bytes`, `kind`) each
-/// scheme writes out. Defined before the `mod` lines below so that it is in scope in every
+/// what does differ (`start`, `tick`, `next_expiry`, `memory_bytes`, `kind`) each scheme writes
+/// out. With `unlink`, it also expands to [`Scheme::stop`] for a scheme whose `fn unlink(&mut
+/// self, idx: u32)` takes a pending entry off the scheme's own lists (the wheels 4 to 7): an
+/// entry already on the due queue is the arena's to release. Defined before the `mod` lines below so that it is in scope in every
 /// scheme file; the expansion names [`Expired`] as `super::Expired`, so it must be invoked from
 /// a direct child of this module.
 macro_rules! arena_delegates {
+    ($arena:ident, unlink) => {
+        fn stop(&mut self, handle: super::Handle) -> Result<u64, super::Error> {
+            let idx = self.$arena.resolve(handle)?;
+            if !self.$arena.is_queued(idx) {
+                self.unlink(idx);
+            }
+            Ok(self.$arena.release(idx))
+        }
+
+        arena_delegates!($arena);
+    };
     ($arena:ident) => {
         fn pop_expired(&mut self) -> Option<super::Expired> {
             self.$arena.pop_due()

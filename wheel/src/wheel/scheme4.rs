@@ -144,14 +144,6 @@ impl<S: Storage> Scheme for BasicWheel<S> {
         Ok(self.arena.handle(idx))
     }
 
-    fn stop(&mut self, handle: Handle) -> Result<u64, Error> {
-        let idx = self.arena.resolve(handle)?;
-        if !self.arena.is_queued(idx) {
-            self.unlink(idx);
-        }
-        Ok(self.arena.release(idx))
-    }
-
     fn tick(&mut self) -> usize {
         self.arena.advance();
         // INVARIANT: the clock and the cursor move together, so every distance shrinks by one,
@@ -160,7 +152,7 @@ impl<S: Storage> Scheme for BasicWheel<S> {
         self.expire(self.cursor)
     }
 
-    arena_delegates!(arena);
+    arena_delegates!(arena, unlink);
 
     fn next_expiry(&self) -> NextExpiry {
         // Distances grow from 1 just past the cursor to a whole turn on the cursor itself, so the

@@ -168,14 +168,6 @@ impl<S: Storage> Scheme for HashedSorted<S> {
         Ok(self.arena.handle(idx))
     }
 
-    fn stop(&mut self, handle: Handle) -> Result<u64, Error> {
-        let idx = self.arena.resolve(handle)?;
-        if !self.arena.is_queued(idx) {
-            self.unlink(idx);
-        }
-        Ok(self.arena.release(idx))
-    }
-
     fn tick(&mut self) -> usize {
         let now = self.arena.advance();
         // INVARIANT: lists stay sorted, every remaining time having dropped by one; those now
@@ -183,7 +175,7 @@ impl<S: Storage> Scheme for HashedSorted<S> {
         self.expire(self.slot_of(now))
     }
 
-    arena_delegates!(arena);
+    arena_delegates!(arena, unlink);
 
     fn next_expiry(&self) -> NextExpiry {
         match self.least_remaining() {

@@ -153,14 +153,6 @@ impl<S: Storage> Scheme for HashedUnsorted<S> {
         Ok(self.arena.handle(idx))
     }
 
-    fn stop(&mut self, handle: Handle) -> Result<u64, Error> {
-        let idx = self.arena.resolve(handle)?;
-        if !self.arena.is_queued(idx) {
-            self.unlink(idx);
-        }
-        Ok(self.arena.release(idx))
-    }
-
     fn tick(&mut self) -> usize {
         let now = self.arena.advance();
         // INVARIANT: `(deadline - now - 1) >> shift` drops, by one, only for the entries whose
@@ -169,7 +161,7 @@ impl<S: Storage> Scheme for HashedUnsorted<S> {
         self.expire(self.slot_of(now))
     }
 
-    arena_delegates!(arena);
+    arena_delegates!(arena, unlink);
 
     fn next_expiry(&self) -> NextExpiry {
         let now = self.arena.now();

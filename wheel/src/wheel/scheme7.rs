@@ -320,14 +320,6 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
         Ok(self.arena.handle(idx))
     }
 
-    fn stop(&mut self, handle: Handle) -> Result<u64, Error> {
-        let idx = self.arena.resolve(handle)?;
-        if !self.arena.is_queued(idx) {
-            self.unlink(idx);
-        }
-        Ok(self.arena.release(idx))
-    }
-
     fn tick(&mut self) -> usize {
         self.arena.advance();
         let before = self.arena.queued();
@@ -343,7 +335,7 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
         self.arena.queued() - before
     }
 
-    arena_delegates!(arena);
+    arena_delegates!(arena, unlink);
 
     fn next_expiry(&self) -> NextExpiry {
         // By the placement rule the lowest non-empty level holds the earliest timers, and its
