@@ -49,21 +49,29 @@ mkdir -p "$TW_CACHE/src"
 exec 9>"$TW_CACHE/.lock-$flavour"
 flock 9
 
-# Unpack the source once per package version.
+# The patches carried in scripts/kernel-patches/ (upstream-style, applied with -p1 in order).
+patches=("$TW_TOP"/scripts/kernel-patches/*.patch)
+srcver="$pkgver $(cat "${patches[@]}" | sha256sum | cut -c1-16)"
+
+# Unpack and patch the source once per package version and patch set.
 (
 	flock 8
-	if [ "$(cat "$src/.tw-pkgver" 2>/dev/null)" != "$pkgver" ]; then
+	if [ "$(cat "$src/.tw-pkgver" 2>/dev/null)" != "$srcver" ]; then
 		log "unpacking $tarball ($pkgver)"
 		rm -rf "$src"
 		tar -C "$TW_CACHE/src" -xf "$tarball"
-		echo "$pkgver" >"$src/.tw-pkgver"
+		for p in "${patches[@]}"; do
+			log "applying $(basename "$p")"
+			patch -s -p1 -d "$src" <"$p"
+		done
+		echo "$srcver" >"$src/.tw-pkgver"
 	fi
 ) 8>"$TW_CACHE/.lock-src"
 
 cat "$TW_TOP/scripts/config/base.config" "$TW_TOP/scripts/config/$flavour.config" >"$fragment.new"
 key=$(
 	{
-		echo "$pkgver"
+		echo "$srcver"
 		cat "$fragment.new"
 		rustc --version
 		bindgen --version

@@ -52,7 +52,7 @@ VIRTME_NG_VER=1.42
 BOOKWORM_PKGS=(
 	"clang-$LLVM_VER" "lld-$LLVM_VER" "llvm-$LLVM_VER" "libclang-$LLVM_VER-dev"
 	flex bison bc libelf-dev libssl-dev cpio xz-utils make python3-venv busybox-static
-	kmod
+	kmod patch
 )
 
 need_root() {

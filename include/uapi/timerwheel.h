@@ -4,8 +4,27 @@
  *
  * Every open file description of /dev/timerwheel owns one callout instance: a timer scheme
  * (the paper's scheme number), a clock that ticks it, and a ring of expiry records that read(2)
- * returns. Configure it with TW_IOC_CONFIGURE before its first use, or it gets the defaults on
- * first use. Closing the file cancels everything it holds.
+ * returns. Configure it with TW_IOC_CONFIGURE before its first use, or the first
+ * TW_IOC_SETCALLOUT, TW_IOC_TIMEOUT or TW_IOC_BATCH configures the defaults. Closing the file
+ * cancels everything it holds.
+ *
+ * The file is pollable: EPOLLIN (POLLIN) while an expiry record is ready to read(2), where the
+ * kernel has poll for Rust misc devices (TW_FEATURE_POLL in struct tw_info).
+ *
+ * The clock is tickless by default: the instance's hrtimer is armed only for the next tick that
+ * has work (an expiry, or bookkeeping such as a migration between levels), and not at all while
+ * nothing is outstanding; idle ticks are skipped at no cost per tick. TW_CONFIG_PERIODIC asks
+ * for the paper's tick on every period instead.
+ *
+ * Bounded work: the instance's lock (taken with interrupts masked) is never held for more than
+ * TW_HOLD_WORK entries visited or moved: per-tick bookkeeping, expiry processing, catch-up after
+ * a late tick, the walk of a sorted list (schemes 2 and 5) and every ioctl proceed in such
+ * chunks, releasing the lock in between. A real-clock tick whose work does not fit continues in
+ * the next hrtimer callback; callouts then fire late, never early, and the lateness histogram,
+ * overruns and max_hold_* in struct tw_stats show it. Long ioctls end at a chunk boundary when a
+ * signal is pending (EINTR).
+ *
+ * Statistics are also shown as "key: value" lines in /proc/PID/fdinfo/FD.
  *
  * All structures have fixed-width fields and no implicit padding. Every ioctl returns 0 or -1
  * with errno set; the errors each command can return are listed beside it. Common to all:
@@ -18,7 +37,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define TW_VERSION 1
+#define TW_VERSION 2
 #define TW_DEVICE "/dev/timerwheel"
 #define TW_IOC_MAGIC 0xB9
 
@@ -32,8 +51,11 @@
 #define TW_SCHEME_HIERARCHICAL 7 /* hierarchical wheels */
 
 /* Clocks. */
-#define TW_CLOCK_REAL 0 /* a periodic hrtimer ticks the instance */
+#define TW_CLOCK_REAL 0 /* an hrtimer ticks the instance */
 #define TW_CLOCK_MANUAL 1 /* only TW_IOC_ADVANCE ticks it: deterministic tests */
+
+/* struct tw_config.flags */
+#define TW_CONFIG_PERIODIC (1U << 0) /* run every tick's bookkeeping, never skip idle ticks */
 
 /* Limits and defaults (a 0 in struct tw_config selects the default). */
 #define TW_DEFAULT_SCHEME TW_SCHEME_HASHED_UNSORTED
@@ -48,20 +70,29 @@
 #define TW_DEFAULT_RING 4096
 #define TW_MAX_RING (1U << 20)
 #define TW_DEFAULT_BUDGET 1024
+#define TW_MAX_BUDGET 65536
+#define TW_HOLD_WORK 256 /* most entries visited or moved under one hold of the lock */
 #define TW_MAX_BATCH 65536
 #define TW_MAX_ADVANCE (1ULL << 20)
 #define TW_MAX_TICKS ((1ULL << 63) - 1)
 #define TW_LATENESS_BUCKETS 16
 
+/* struct tw_info.features */
+#define TW_FEATURE_POLL (1U << 0) /* poll/select/epoll report EPOLLIN */
+#define TW_FEATURE_TICKLESS (1U << 1) /* the real clock skips idle ticks (unless periodic) */
+#define TW_FEATURE_RANGE (1U << 2) /* ranges in tw_set/tw_timeout, TW_IOC_RESET, TW_IOC_QUERY */
+
 /*
- * TW_IOC_INFO: the module, not the instance.
+ * TW_IOC_INFO: the module, not the instance. Needs no timer: the module arms none of its own.
  * Errors: EFAULT.
  */
 struct tw_info {
 	__u32 version; /* TW_VERSION */
 	__u32 schemes; /* bit n set: scheme n is available */
-	__u64 tick_ns; /* period of the module's heartbeat hrtimer (tick_us parameter) */
-	__u64 ticks; /* heartbeat ticks since the module was loaded */
+	__u32 features; /* TW_FEATURE_* */
+	__u32 hold_work; /* TW_HOLD_WORK of this module */
+	__u64 instances; /* open files of the device now */
+	__u64 uptime_ns; /* monotonic time since the module was loaded */
 };
 
 /*
@@ -69,7 +100,8 @@ struct tw_info {
  * Errors: EINVAL  a value out of range: scheme unknown, clock unknown, capacity above
  *                 TW_MAX_CAPACITY (scheme 1: TW_MAX_CAPACITY_SCHEME1), slots above
  *                 TW_MAX_SLOTS or (schemes 5 and 6) not a power of two, tick_ns outside
- *                 [TW_MIN_TICK_NS, TW_MAX_TICK_NS], ring above TW_MAX_RING
+ *                 [TW_MIN_TICK_NS, TW_MAX_TICK_NS], ring above TW_MAX_RING, budget above
+ *                 TW_MAX_BUDGET, an unknown flag, reserved not 0
  *         EBUSY   the instance was already configured or used
  *         ENOMEM  the storage could not be allocated
  */
@@ -82,36 +114,72 @@ struct tw_config {
 	__u64 start_tick; /* the tick counter's first value */
 	__u32 ring; /* expiry records buffered for read(2); 0: TW_DEFAULT_RING */
 	__u32 budget; /* most expiries processed per tick, the rest carried over; 0: TW_DEFAULT_BUDGET */
+	__u32 flags; /* TW_CONFIG_* */
+	__u32 reserved; /* must be 0 */
 };
 
 /*
- * TW_IOC_SETCALLOUT: a callout due `ticks` ticks from now, returning its handle. If the handle
- * cannot be written back (EFAULT), the callout is cancelled again: nothing is left behind.
- * Errors: EINVAL  ticks is 0 or above TW_MAX_TICKS
+ * TW_IOC_SETCALLOUT: a callout due `ticks` ticks from now, returning its handle. With `latest`
+ * not 0, it may fire on any tick in [ticks, latest] ticks from now, and the structure picks the
+ * cheapest (the coarsest level or slot that fires inside the range); it never fires outside it.
+ * If the handle cannot be written back (EFAULT), the callout is cancelled again: nothing is
+ * left behind.
+ * Errors: EINVAL  ticks is 0 or above TW_MAX_TICKS, latest not 0 and below ticks or above
+ *                 TW_MAX_TICKS
  *         ERANGE  ticks is beyond scheme 4's MaxInterval
  *         ENOSPC  capacity callouts are outstanding
+ *         EINTR   a signal arrived during a long placement (schemes 2 and 5); nothing was set
  */
 struct tw_set {
 	__u64 ticks;
 	__u64 cookie; /* returned in the expiry record */
 	__u64 handle; /* out */
+	__u64 latest; /* 0: exactly `ticks`; else the last tick of the range */
 };
 
 /*
  * TW_IOC_UNSETCALLOUT: cancels the callout `handle` names (from TW_IOC_SETCALLOUT or
- * TW_IOC_TIMEOUT).
+ * TW_IOC_TIMEOUT). On an instance not configured yet it configures nothing.
  * Errors: ENOENT  the handle is stale: the callout fired, was cancelled, or never existed
  */
 
 /*
- * TW_IOC_TIMEOUT: the legacy interface, timeout(func, arg, ticks); (func, arg) are opaque.
- * Errors: as TW_IOC_SETCALLOUT.
+ * TW_IOC_RESET: mod_timer: moves the pending callout `handle` names to `ticks` ticks from now
+ * (or the range [ticks, latest]), keeping its handle and cookie. O(1) in schemes 3 to 7 (O(log
+ * n) in 3), and nothing moves when the new deadline lands where the callout already is. A
+ * callout already expired but not yet processed is re-armed too.
+ * Errors: as TW_IOC_SETCALLOUT (but ENOSPC), and
+ *         ENOENT  the handle is stale
+ */
+struct tw_reset {
+	__u64 handle;
+	__u64 ticks;
+	__u64 latest; /* 0: exactly `ticks`; else the last tick of the range */
+};
+
+/*
+ * TW_IOC_QUERY: whether the callout `handle` names is outstanding, and its deadline.
+ * Errors: EINVAL  reserved not 0
+ */
+struct tw_query {
+	__u64 handle;
+	__u32 pending; /* out: 1 if outstanding (pending or expired, not yet processed), else 0 */
+	__u32 reserved; /* must be 0 */
+	__u64 deadline; /* out: the tick it is due on (0 when not pending) */
+	__u64 now; /* out: the instance's tick counter */
+};
+
+/*
+ * TW_IOC_TIMEOUT: the legacy interface, timeout(func, arg, ticks); (func, arg) are opaque, but
+ * func is a function and cannot be 0.
+ * Errors: as TW_IOC_SETCALLOUT, and EINVAL for func 0.
  */
 struct tw_timeout {
 	__u64 func;
 	__u64 arg;
 	__u64 ticks;
 	__u64 handle; /* out */
+	__u64 latest; /* 0: exactly `ticks`; else the last tick of the range */
 };
 
 /*
@@ -126,8 +194,11 @@ struct tw_untimeout {
 };
 
 /*
- * TW_IOC_ADVANCE: runs `*(__u64 *)arg` ticks of bookkeeping and expiry processing now.
- * Errors: EINVAL  the instance has the real clock, or the count is 0 or above TW_MAX_ADVANCE
+ * TW_IOC_ADVANCE: runs `*(__u64 *)arg` ticks of bookkeeping and expiry processing now, skipping
+ * idle ticks at no cost unless the instance is TW_CONFIG_PERIODIC. On an instance not
+ * configured yet it configures nothing.
+ * Errors: EINVAL  the instance has the real clock or is not configured, or the count is 0 or
+ *                 above TW_MAX_ADVANCE
  *         EINTR   a signal arrived; the ticks already run stay run
  */
 
@@ -137,6 +208,7 @@ struct tw_untimeout {
 #define TW_OP_TIMEOUT 3 /* a: func, b: arg, c: ticks -> handle */
 #define TW_OP_UNTIMEOUT 4 /* a: func, b: arg */
 #define TW_OP_RESET 5 /* handle, a: ticks, b: cookie: unset then set -> handle */
+#define TW_OP_MOD 6 /* handle, a: ticks, b: latest (0: exactly a): TW_IOC_RESET, handle kept */
 struct tw_op {
 	__u32 op; /* TW_OP_* */
 	__s32 result; /* out: 0 or a negative errno of the single-call ioctl (EINVAL: bad op) */
@@ -152,6 +224,8 @@ struct tw_op {
  * Errors: EINVAL  count is 0 or above TW_MAX_BATCH, or reserved is not 0
  *         EFAULT  ops is bad: no operation was run (or, if the results could not be written
  *                 back, all were, and their callouts fire and are read as usual)
+ *         EINTR   a signal arrived: the operations run so far keep their results, written
+ *                 back; the others have result -EINTR and were not run
  */
 struct tw_batch {
 	__u64 ops; /* user pointer to struct tw_op[count] */
@@ -178,6 +252,12 @@ struct tw_stats {
 	__u64 max_tick_work; /* most expiries processed by one tick */
 	__u64 memory_bytes; /* storage allocated for the instance */
 	__u64 scheme; /* TW_SCHEME_* in use (0: not configured yet) */
+	__u64 flags; /* TW_CONFIG_* in use */
+	__u64 wakeups; /* real clock: hrtimer callbacks run */
+	__u64 skipped; /* idle ticks skipped without bookkeeping */
+	__u64 holds; /* holds of the instance's lock that did work */
+	__u64 max_hold_work; /* most entries visited or moved under one hold (<= TW_HOLD_WORK) */
+	__u64 max_hold_ns; /* longest hold that did work, in ns */
 	/* lateness[0]: fired on its tick; [i]: late by [2^(i-1), 2^i) ticks; last: or more */
 	__u64 lateness[TW_LATENESS_BUCKETS];
 };
@@ -217,18 +297,30 @@ struct tw_fired {
  * frees them before returning. New deadlines of the reset timer are drawn from
  * [min_ticks, min_ticks + spread). Nothing fires during a bench.
  *
+ *   TW_BENCH_MOD         the same reset in place: TW_IOC_RESET on one handle, under its lock
+ *   TW_BENCH_TIMER_LIST_MOD  mod_timer of the pending timer_list (Linux's reset in place)
+ *
+ * The instance benches need a configured manual-clock instance (so that nothing ticks it
+ * meanwhile: a concurrent TW_IOC_ADVANCE on the same file waits for the bench). Their loop runs
+ * in holds of at most TW_HOLD_WORK entries of work, and only the time under the lock is
+ * counted.
+ *
  * Errors: EINVAL  kind unknown, iterations 0 or above TW_MAX_BENCH_ITERATIONS, n above
  *                 TW_MAX_CAPACITY (or not 0 where it must be), min_ticks or spread 0 or out of
- *                 range, TW_BENCH_TICK on a real-clock instance, reserved not 0
+ *                 range, an instance bench on a real-clock or unconfigured instance, reserved
+ *                 not 0
+ *         ERANGE  min_ticks + spread is beyond scheme 4's MaxInterval
  *         ENOSPC  the instance is full (no room for the reset timer)
  *         ENOMEM  the n kernel timers could not be allocated
- *         EINTR   a signal arrived while the n kernel timers were being created
+ *         EINTR   a signal arrived; nothing of the bench is left behind
  */
 #define TW_BENCH_SETCALLOUT 1
 #define TW_BENCH_TIMEOUT 2
 #define TW_BENCH_TIMER_LIST 3
 #define TW_BENCH_HRTIMER 4
 #define TW_BENCH_TICK 5
+#define TW_BENCH_MOD 6
+#define TW_BENCH_TIMER_LIST_MOD 7
 #define TW_MAX_BENCH_ITERATIONS (1ULL << 24)
 #define TW_MAX_BENCH_TICKS (1ULL << 40)
 struct tw_bench {
@@ -240,6 +332,7 @@ struct tw_bench {
 	__u64 spread; /* at most TW_MAX_BENCH_TICKS, as is min_ticks + spread */
 	__u64 seed; /* for the random deadlines */
 	__u64 elapsed_ns; /* out: total time of the timed loop */
+	__u64 max_hold_ns; /* out: longest single hold of the lock in the loop (instance benches) */
 };
 
 #define TW_IOC_INFO _IOR(TW_IOC_MAGIC, 0x00, struct tw_info)
@@ -252,5 +345,7 @@ struct tw_bench {
 #define TW_IOC_BATCH _IOW(TW_IOC_MAGIC, 0x07, struct tw_batch)
 #define TW_IOC_STATS _IOR(TW_IOC_MAGIC, 0x08, struct tw_stats)
 #define TW_IOC_BENCH _IOWR(TW_IOC_MAGIC, 0x09, struct tw_bench)
+#define TW_IOC_RESET _IOW(TW_IOC_MAGIC, 0x0a, struct tw_reset)
+#define TW_IOC_QUERY _IOWR(TW_IOC_MAGIC, 0x0b, struct tw_query)
 
 #endif /* _UAPI_TIMERWHEEL_H */
