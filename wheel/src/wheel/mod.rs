@@ -108,6 +108,23 @@ macro_rules! arena_delegates {
         fn capacity(&self) -> usize {
             self.$arena.capacity()
         }
+
+        fn deadline(&self, handle: super::Handle) -> Option<u64> {
+            let idx = self.$arena.resolve(handle).ok()?;
+            Some(self.$arena.entry(idx).deadline)
+        }
+
+        // Interim: every scheme gets its own in-place reschedule.
+        fn reschedule(
+            &mut self,
+            handle: super::Handle,
+            earliest: u64,
+            latest: u64,
+            work: &mut super::Work,
+        ) -> Result<(), super::Error> {
+            let _ = (handle, earliest, latest, work);
+            Err(super::Error::Config)
+        }
     };
 }
 
@@ -147,11 +164,83 @@ pub enum Error {
     Config,
     /// Allocating the storage at creation failed.
     NoMemory,
+    /// A placement that walks a sorted list (schemes 2 and 5) is in progress: finish it with
+    /// [`Scheme::place`] first.
+    Busy,
+}
+
+/// Work done by one call, counted in entries visited or moved (list steps, slot visits,
+/// migrations, heap swaps, timers queued), never in operations: the unit in which a caller
+/// bounds how long it holds a lock.
+///
+/// Every bounded operation makes progress (at least one unit) even when the budget is spent,
+/// so that a caller looping on it always terminates; it may overshoot the limit by at most
+/// one unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Work {
+    limit: usize,
+    done: usize,
+}
+
+impl Work {
+    /// A budget of `limit` units.
+    pub const fn new(limit: usize) -> Self {
+        Work { limit, done: 0 }
+    }
+
+    /// A budget that never runs out (tests, benchmarks, the unbounded convenience calls).
+    pub const fn unlimited() -> Self {
+        Work::new(usize::MAX)
+    }
+
+    /// Counts `n` units done.
+    pub fn spend(&mut self, n: usize) {
+        self.done = self.done.saturating_add(n);
+    }
+
+    /// Units done so far.
+    pub const fn done(&self) -> usize {
+        self.done
+    }
+
+    /// Units left before the limit.
+    pub const fn left(&self) -> usize {
+        self.limit.saturating_sub(self.done)
+    }
+
+    /// Whether the limit is reached.
+    pub const fn is_spent(&self) -> bool {
+        self.done >= self.limit
+    }
+}
+
+/// How [`Scheme::advance`] runs the clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clock {
+    /// The paper's tick: every tick's `PER_TICK_BOOKKEEPING` runs, idle or not.
+    Periodic,
+    /// Ticks with nothing to do are skipped, at a cost independent of how many.
+    Tickless,
+}
+
+/// Why [`Scheme::advance`] returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Advanced {
+    /// The clock reached the target tick, its bookkeeping complete.
+    Reached,
+    /// The tick now complete queued timers: pop them before going on, so that each is
+    /// processed on the tick it is due.
+    Due,
+    /// The work budget ran out; call again (a tick may be left half done: the scheme resumes
+    /// it, and starts and stops in between are fine).
+    OutOfWork,
 }
 
 /// Names an outstanding timer: an arena index and that entry's generation.
 ///
 /// Handles are plain values; a stale one is detected, never misinterpreted.
+// The representation (and with it `Handle::new`/`index`/`generation`) is the arena's to choose:
+// at least 40 bits of generation, and a niche so that `Option<Handle>` is 8 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Handle(u64);
 
@@ -327,6 +416,89 @@ pub trait Scheme {
 
     /// Which scheme this is.
     fn kind(&self) -> SchemeKind;
+
+    // ---- Bounded work and the tickless clock. ----
+
+    /// Runs the clock towards tick `target` (at most 2^63 ahead), doing the per-tick
+    /// bookkeeping and queuing what is due, within `work`. Returns at the first of: `target`
+    /// reached ([`Advanced::Reached`]); a tick completed that queued timers ([`Advanced::Due`],
+    /// the clock standing on that tick); the budget spent ([`Advanced::OutOfWork`]). With
+    /// [`Clock::Tickless`], ticks with nothing to do are skipped at a cost independent of their
+    /// number (O(levels) or O(slots visited)); with [`Clock::Periodic`], every tick is run.
+    ///
+    /// The default runs whole ticks: correct, but a tick's own cost is not bounded.
+    fn advance(&mut self, target: u64, clock: Clock, work: &mut Work) -> Advanced {
+        let _ = clock;
+        while self.now() != target {
+            let queued = self.tick();
+            work.spend(1 + queued);
+            if queued > 0 {
+                return Advanced::Due;
+            }
+            if work.is_spent() && self.now() != target {
+                return Advanced::OutOfWork;
+            }
+        }
+        Advanced::Reached
+    }
+
+    /// A lower bound of the first tick after [`Scheme::now`] on which [`Scheme::advance`] has
+    /// anything to do in tickless mode (a timer due, or bookkeeping that cannot be skipped);
+    /// `None` while nothing is pending. An hrtimer armed for this tick never fires early, and
+    /// a caller may sleep until then.
+    fn next_work(&self) -> Option<u64> {
+        match self.next_expiry() {
+            NextExpiry::Idle => None,
+            NextExpiry::At(t) => Some(t),
+            NextExpiry::Unknown => Some(self.now().wrapping_add(1)),
+        }
+    }
+
+    /// [`Scheme::start`] due on a tick of its choosing in `[now + earliest, now + latest]`
+    /// (`earliest <= latest`): the cheapest place, the coarsest level or slot that fires inside
+    /// the range. Schemes whose start walks a sorted list (2 and 5) stop the walk when `work`
+    /// is spent and leave the timer *placing*: its handle is valid (it can be stopped), and
+    /// [`Scheme::place`] must finish the walk before the next start or reschedule
+    /// ([`Error::Busy`] meanwhile).
+    fn start_range(
+        &mut self,
+        earliest: u64,
+        latest: u64,
+        id: u64,
+        work: &mut Work,
+    ) -> Result<Handle, Error> {
+        let _ = latest;
+        work.spend(1);
+        self.start(earliest, id)
+    }
+
+    /// Whether a placement started by [`Scheme::start_range`] or [`Scheme::reschedule`] is
+    /// still walking.
+    fn placing(&self) -> bool {
+        false
+    }
+
+    /// Continues the placement in progress within `work`; `true` once nothing is placing.
+    fn place(&mut self, work: &mut Work) -> bool {
+        let _ = work;
+        true
+    }
+
+    /// `mod_timer`: moves the outstanding timer `handle` (pending or queued) to be due on a
+    /// tick in `[now + earliest, now + latest]`, keeping its handle and id. Does nothing more
+    /// than the check when the timer already sits where the new deadline would put it. Bounded
+    /// by `work` as [`Scheme::start_range`] is.
+    fn reschedule(
+        &mut self,
+        handle: Handle,
+        earliest: u64,
+        latest: u64,
+        work: &mut Work,
+    ) -> Result<(), Error>;
+
+    /// The deadline of the outstanding (pending, placing or queued) timer `handle`, or `None`
+    /// if the handle is stale.
+    fn deadline(&self, handle: Handle) -> Option<u64>;
 }
 
 /// Any scheme, chosen at run time; dispatches statically.
@@ -410,5 +582,38 @@ impl<S: Storage> Scheme for AnyScheme<S> {
     }
     fn kind(&self) -> SchemeKind {
         dispatch!(self, s => s.kind())
+    }
+    fn advance(&mut self, target: u64, clock: Clock, work: &mut Work) -> Advanced {
+        dispatch!(self, s => s.advance(target, clock, work))
+    }
+    fn next_work(&self) -> Option<u64> {
+        dispatch!(self, s => s.next_work())
+    }
+    fn start_range(
+        &mut self,
+        earliest: u64,
+        latest: u64,
+        id: u64,
+        work: &mut Work,
+    ) -> Result<Handle, Error> {
+        dispatch!(self, s => s.start_range(earliest, latest, id, work))
+    }
+    fn placing(&self) -> bool {
+        dispatch!(self, s => s.placing())
+    }
+    fn place(&mut self, work: &mut Work) -> bool {
+        dispatch!(self, s => s.place(work))
+    }
+    fn reschedule(
+        &mut self,
+        handle: Handle,
+        earliest: u64,
+        latest: u64,
+        work: &mut Work,
+    ) -> Result<(), Error> {
+        dispatch!(self, s => s.reschedule(handle, earliest, latest, work))
+    }
+    fn deadline(&self, handle: Handle) -> Option<u64> {
+        dispatch!(self, s => s.deadline(handle))
     }
 }
