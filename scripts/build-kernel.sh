@@ -5,14 +5,16 @@
 #
 #   scripts/build-kernel.sh [--print-dir] [debug|perf]
 #
-#   debug  (default) the test kernel: KASAN, lockdep, kmemleak, debug objects, KUnit
+#   debug  (default) the test kernel: KASAN, lockdep, kmemleak, debug objects, KUnit, and the
+#          soft/hard-lockup, hung-task and RCU-stall detectors
 #   perf   the benchmark kernel: no debug instrumentation
 #
-# The source is unpacked once into $TW_CACHE/src; each flavour builds into its own output
-# directory $TW_CACHE/build-FLAVOUR, configured from scripts/config/base.config + scripts/config/FLAVOUR.config
-# over allnoconfig. The build is reused while the kernel version, the fragments and the
-# toolchain are unchanged (a key stored beside it). Every line of the fragments is checked
-# against the resulting .config: allnoconfig silently drops options whose dependencies are off.
+# The source is unpacked once into $TW_CACHE/src and patched with scripts/kernel-patches/*.patch;
+# each flavour builds into its own output directory $TW_CACHE/build-FLAVOUR, configured from
+# scripts/config/base.config + scripts/config/FLAVOUR.config over allnoconfig. The build is
+# reused while the kernel version, the patches, the fragments and the toolchain are unchanged
+# (a key stored beside it). Every line of the fragments is checked against the resulting
+# .config: allnoconfig silently drops options whose dependencies are off.
 #
 # With --print-dir, the build directory is printed on stdout (everything else goes to stderr).
 set -euo pipefail
@@ -26,7 +28,7 @@ flavour=debug
 for arg in "$@"; do
 	case "$arg" in
 	-h | --help)
-		sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'
+		usage
 		exit 0
 		;;
 	--print-dir) print_dir=1 ;;

@@ -6,15 +6,27 @@
 #   scripts/check-dmesg.sh DMESG [KMEMLEAK]
 #
 # Looks for KASAN reports, lockdep splats, WARNINGs, BUGs (incl. sleeping in atomic context),
-# Oopses, panics, hung tasks, RCU stalls, failed KUnit cases, and (in DMESG or in the contents
-# of /sys/kernel/debug/kmemleak saved as KMEMLEAK) kmemleak reports. Prints what it found.
+# Oopses, panics, the lockup detectors' reports (soft lockup, hard LOCKUP, hung task, RCU
+# stall), failed KUnit cases, and (in DMESG or in the contents of /sys/kernel/debug/kmemleak
+# saved as KMEMLEAK) kmemleak reports. Prints what it found, each line with its kind.
+#
+# Exit status: 0 when clean, 1 on any report or a missing log, 2 on bad usage.
 set -uo pipefail
 
-[ $# -ge 1 ] && [ "$1" != -h ] && [ "$1" != --help ] || {
-	sed -n '3,10p' "$0" | sed 's/^# \{0,1\}//'
-	[ $# -ge 1 ]
-	exit $?
-}
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/lib.sh
+. "$here/lib.sh"
+
+case "${1:-}" in
+-h | --help)
+	usage
+	exit 0
+	;;
+"")
+	usage >&2
+	exit 2
+	;;
+esac
 dmesg=$1
 leaks=${2:-}
 [ -f "$dmesg" ] || {
@@ -22,26 +34,44 @@ leaks=${2:-}
 	exit 1
 }
 
+# KIND|extended regexp, matched against each line without its timestamp. The lockup detectors'
+# formats are those of kernel/watchdog.c (pr_fmt "watchdog: "), kernel/hung_task.c and
+# kernel/rcu/tree_stall.h, tree_exp.h (pr_fmt "rcu: ").
 patterns=(
-	'BUG: '                                 # KASAN ("BUG: KASAN:"), sleeping in atomic, NULL deref
-	'WARNING: '                             # WARN_ON and every lockdep splat
-	'kernel BUG at'
-	'Oops'
-	'general protection fault'
-	'Kernel panic'
-	'INFO: task .* blocked for more than'
-	'rcu: INFO: .* detected stalls'
-	'unreferenced object 0x'                # kmemleak
-	'UBSAN: '
-	'^[[:space:]]*# .*: not ok '            # a failed KUnit case (nested KTAP in dmesg)
-	'^[[:space:]]*not ok [0-9]'
+	'soft lockup|BUG: soft lockup - CPU#[0-9]+ stuck for'
+	'hard lockup|Watchdog detected hard LOCKUP on cpu'
+	'hard lockup|Hard LOCKUP'
+	'hung task|INFO: task .* blocked.* for more than [0-9]+ seconds'
+	'RCU stall|INFO: [a-z_]+ detected (expedited )?stalls'
+	'RCU stall|INFO: [a-z_]+ self-detected stall on CPU'
+	'RCU stall|[a-z_]+ kthread starved for [0-9]+ jiffies'
+	'RCU stall|[a-z_]+ kthread timer wakeup didn.t happen'
+	'KASAN|BUG: KASAN: '
+	'BUG|BUG: '                                 # sleeping in atomic, NULL deref, bad page...
+	'WARNING|WARNING: '                         # WARN_ON and every lockdep splat
+	'BUG|kernel BUG at'
+	'Oops|Oops'
+	'GPF|general protection fault'
+	'panic|Kernel panic'
+	'kmemleak|unreferenced object 0x'
+	'UBSAN|UBSAN: '
+	'KUnit|^[[:space:]]*# .*: not ok '          # a failed KUnit case (nested KTAP in dmesg)
+	'KUnit|^[[:space:]]*not ok [0-9]'
 )
-re=$(IFS='|'; echo "${patterns[*]}")
+
 found=0
-hits=$(sed 's/^\[[ 0-9.]*\] //' "$dmesg" | grep -E -n "$re" | head -n 20)
+text=$(sed 's/^\[[ 0-9.]*\] //' "$dmesg")
+hits=
+for p in "${patterns[@]}"; do
+	kind=${p%%|*}
+	re=${p#*|}
+	while IFS= read -r line; do
+		[ -n "$line" ] && hits+="$kind: $line"$'\n'
+	done < <(grep -E -n -- "$re" <<<"$text" | head -n 5)
+done
 if [ -n "$hits" ]; then
 	echo "check-dmesg: the guest kernel log has reports:" >&2
-	echo "$hits" >&2
+	printf '%s' "$hits" | sort -s -t: -k2,2n -u | head -n 30 >&2
 	found=1
 fi
 if [ -n "$leaks" ] && [ -s "$leaks" ]; then
@@ -49,5 +79,5 @@ if [ -n "$leaks" ] && [ -s "$leaks" ]; then
 	head -n 30 "$leaks" >&2
 	found=1
 fi
-[ "$found" = 0 ] && echo "check-dmesg: clean ($(wc -l <"$dmesg") lines: no KASAN, lockdep, WARNING, BUG, Oops or kmemleak report)" >&2
+[ "$found" = 0 ] && echo "check-dmesg: clean ($(wc -l <"$dmesg") lines: no KASAN, lockdep, WARNING, BUG, Oops, lockup, hung task, RCU stall or kmemleak report)" >&2
 exit "$found"

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 #
 # Shared settings for the scripts: sourced, never run.
 #
@@ -16,10 +17,23 @@ export PATH="$HOME/.cargo/bin:$TW_CACHE/venv/bin:$PATH"
 
 # The newest Debian linux-source tarball, and where build-kernel.sh unpacks it.
 kernel_tarball() {
-	ls /usr/src/linux-source-*.tar.xz 2>/dev/null | sort -V | tail -n 1
+	local t
+	for t in /usr/src/linux-source-*.tar.xz; do
+		[ -e "$t" ] && echo "$t"
+	done | sort -V | tail -n 1
 }
 kernel_src() {
 	echo "$TW_CACHE/src/$(basename "$(kernel_tarball)" .tar.xz)"
+}
+
+# usage: prints the calling script's header, the comment block after its shebang and SPDX line
+# up to the first line that is not a comment, without the leading "# ". Every script's --help.
+usage() {
+	awk 'NR == 1 && /^#!/ { next }
+	     /^# SPDX-License-Identifier:/ { next }
+	     /^# shellcheck / { next }
+	     !/^#/ { exit }
+	     { sub(/^# ?/, ""); print }' "$0" | sed '/./,$!d'
 }
 
 log() {

@@ -31,7 +31,7 @@ budget=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-h | --help)
-		sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'
+		usage
 		exit 0
 		;;
 	--quick) quick=(--quick); shift ;;

@@ -10,7 +10,7 @@
 # What it installs, and why each piece:
 #   - bookworm:  clang/lld/llvm 19 + libclang (the kernel's Rust needs LLVM >= 17 and, with
 #                KASAN, a clang-built kernel), the kernel build dependencies, busybox for
-#                virtme-ng's initramfs;
+#                virtme-ng's initramfs, shellcheck for the scripts' lint step in test.sh;
 #   - bookworm-backports: QEMU 10 (matches the machine's qemu-utils);
 #   - trixie-backports: Debian's linux-source-7.3 (the kernel we build) and rust-src, the Rust
 #                std sources that must match `rustc --version` exactly;
@@ -24,9 +24,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/lib.sh
 . "$here/lib.sh"
 
-usage() {
-	sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'
-}
 case "${1:-}" in
 -h | --help)
 	usage
@@ -52,7 +49,7 @@ VIRTME_NG_VER=1.42
 BOOKWORM_PKGS=(
 	"clang-$LLVM_VER" "lld-$LLVM_VER" "llvm-$LLVM_VER" "libclang-$LLVM_VER-dev"
 	flex bison bc libelf-dev libssl-dev cpio xz-utils make python3-venv busybox-static
-	kmod patch
+	kmod patch shellcheck
 )
 
 need_root() {

@@ -10,13 +10,14 @@
 #   --out DIR            where the guest's dmesg and the run's files go (default results/vm)
 #   --cpus N             guest CPUs (default 2)
 #   --memory SIZE        guest memory (default 3G)
-#   --no-check           do not fail on a KASAN/lockdep/WARNING/BUG/Oops/kmemleak report
+#   --no-check           do not fail on a checker report in the guest's dmesg
 #
 # The guest sees the host's root read-only, with the repository at the same path, and runs
 # COMMAND from the repository's top as root; its output also goes to DIR/output.txt as it runs.
-# DIR is writable from the guest. After COMMAND, the
-# guest runs a kmemleak scan and saves its dmesg as DIR/dmesg.txt, which
-# scripts/check-dmesg.sh then scans on the host.
+# DIR is writable from the guest. After COMMAND, the guest runs a kmemleak scan and saves its
+# dmesg as DIR/dmesg.txt, which scripts/check-dmesg.sh then scans on the host (KASAN, lockdep,
+# WARNING, BUG, Oops, kmemleak, and on the debug kernel the lockup, hung-task and RCU-stall
+# detectors, booted with watchdog_thresh=5).
 #
 # Exit status: COMMAND's, or 1 when the dmesg check fails, 124 on timeout.
 #
@@ -37,7 +38,7 @@ check=1
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-h | --help)
-		sed -n '3,24p' "$0" | sed 's/^# \{0,1\}//'
+		usage
 		exit 0
 		;;
 	--kernel) flavour=$2; shift 2 ;;
@@ -65,6 +66,18 @@ rm -f "$out/dmesg.txt" "$out/rc" "$out/kmemleak.txt" "$out/output.txt"
 vng_base=(vng --run "$kdir" --cpus "$cpus" --memory "$memory" --disable-microvm
 	--append no5lvl --append kunit.enable=1 --append kunit.autorun=1
 	--rwdir "$out" --cwd "$TW_TOP")
+# The debug kernel's lockup detectors (scripts/config/debug.config). watchdog_thresh=5: a CPU
+# that spins with interrupts masked is reported as a hard LOCKUP after about 5 s (the buddy
+# detector: each CPU watches another, so it needs at least 2 guest CPUs), and one that does not
+# schedule as a soft lockup after 2 x 5 = 10 s. The default, 10 (20 s for a soft lockup), would
+# let a test that holds a CPU for 15 s pass; a smaller value would report the ordinary stalls of
+# an emulated (TCG) guest under KASAN, whose timer interrupts can arrive late by a second or
+# more. Hung tasks (20 s) and RCU stalls (20 s) come from the configuration; nothing here
+# disables them, and a report does not panic: scripts/check-dmesg.sh fails on it afterwards.
+if [ "$flavour" = debug ]; then
+	vng_base+=(--append watchdog_thresh=5)
+	[ "$cpus" -ge 2 ] || log "warning: with $cpus CPU the buddy hard-lockup detector has no buddy"
+fi
 
 # Decide KVM or TCG: KVM must actually boot a guest, not just exist.
 accel() {
@@ -95,8 +108,10 @@ extra=()
 [ "$mode" = kvm ] || extra=(--disable-kvm)
 echo "$mode" >"$out/accel"
 
-# The guest side: run the command, keep its status, scan for leaks, save dmesg.
+# The guest side: run the command, keep its status, scan for leaks, save dmesg. The script is
+# written for the guest's shell, so its variables stay unexpanded here.
 guest=$out/guest.sh
+# shellcheck disable=SC2016
 {
 	echo 'set +e'
 	printf 'cd %q\n' "$TW_TOP"
