@@ -1,0 +1,1295 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The module as a kernel citizen: the clock and the locks (uapi v2), kselftest_harness style.
+ *
+ *   hostile    the worst geometries the uapi accepts, on the real clock at TW_MIN_TICK_NS,
+ *              while another instance and a shell command work: bounded holds, overruns
+ *   idle       tickless: no hrtimer while nothing is outstanding; a far callout costs at most
+ *              a couple of wakeups and fires on time (one variant per scheme)
+ *   readers    several readers of one file, a reader blocked across close and signals,
+ *              O_NONBLOCK beside a blocked reader
+ *   poll       poll and epoll (level and edge) readiness (one variant per scheme)
+ *   interrupt  a signal ends BATCH, BENCH and ADVANCE on a slow geometry promptly
+ *   citizen    failed first calls leave an instance unconfigured; fdinfo; reset in place,
+ *              ranges and queries (one variant per scheme)
+ *
+ * Needs the module loaded; every test skips when /dev/timerwheel is missing. No bound below
+ * depends on the machine's speed: the work is sized in entries (seconds under an emulator),
+ * the time bounds are seconds where microseconds are expected, and every measured time is
+ * printed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "tw_util.h"
+
+#define MS 1000000ULL
+/*
+ * The longest a call may take to answer where it should take microseconds: a loaded, emulated
+ * guest (TCG, KASAN, lockdep) still meets it; a lock held across O(n) work does not.
+ */
+#define PROMPT_NS (2000 * MS)
+
+static __u32 features(struct __test_metadata *_metadata, int fd)
+{
+	struct tw_info info;
+
+	ASSERT_EQ(0, get_info(fd, &info));
+	return info.features;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+}
+
+/* A handler without SA_RESTART, so that a blocked call returns EINTR. */
+static int catch_signal(int sig)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	return sigaction(sig, &sa, NULL);
+}
+
+/*
+ * CONFIGURE `c`, or with `fewest`, with the fewest slots the scheme accepts (a wheel of 1, 2,
+ * 4... slots, left in c->slots). Returns 0 or -1 as the ioctl does.
+ */
+static int configure_slots(struct __test_metadata *_metadata, int fd, struct tw_config *c,
+			   int fewest)
+{
+	if (!fewest)
+		return ioctl(fd, TW_IOC_CONFIGURE, c);
+	for (c->slots = 1; c->slots <= TW_MAX_SLOTS; c->slots <<= 1) {
+		if (!ioctl(fd, TW_IOC_CONFIGURE, c))
+			return 0;
+		EXPECT_EQ(EINVAL, errno) TH_LOG("slots %u: %s", c->slots, strerror(errno));
+	}
+	return -1;
+}
+
+/* Fills `fd` with `n` callouts due `far - i` ticks from now: each the earliest so far. */
+static void fill_descending(struct __test_metadata *_metadata, int fd, __u64 n, __u64 far)
+{
+	enum { CHUNK = TW_MAX_BATCH };
+	struct tw_op *ops = calloc(CHUNK, sizeof(*ops));
+	struct tw_batch b = { .ops = (uintptr_t)ops };
+	__u64 k, i;
+
+	ASSERT_NE(NULL, ops);
+	for (k = 0; k < n; k += b.count) {
+		b.count = n - k < CHUNK ? n - k : CHUNK;
+		for (i = 0; i < b.count; i++)
+			ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = far - (k + i), .b = k + i };
+		ASSERT_EQ(0, ioctl(fd, TW_IOC_BATCH, &b)) TH_LOG("batch at %llu: %s", k,
+								   strerror(errno));
+		for (i = 0; i < b.count; i++)
+			ASSERT_EQ(0, ops[i].result) TH_LOG("op %llu", k + i);
+	}
+	free(ops);
+}
+
+/* ---- Hostile geometry on the real clock ---------------------------------------------------- */
+
+/*
+ * Each variant is a configuration the uapi accepts and that costs the instance the most work:
+ *
+ *   scheme1_max         scheme 1 at TW_MAX_CAPACITY_SCHEME1: every tick decrements every counter
+ *   scheme2_1e6         the sorted list with 10^6 callouts (the fill descends: each new callout
+ *                       is the earliest, placed at the head in O(1); ascending deadlines would
+ *                       walk the whole list each time, O(n^2) in all)
+ *   scheme5_min_slots   the hashed wheel with sorted lists, as few slots as it accepts: one
+ *                       sorted list (filled descending, as scheme 2)
+ *   scheme6_min_slots   the hashed wheel with unsorted lists, as few slots as it accepts: every
+ *                       tick visits the one slot that holds all 10^6 callouts
+ *
+ * all at the shortest period, TW_MIN_TICK_NS. The deadlines are far away: nothing fires. The
+ * work per tick of schemes 1 and 6 here cannot fit in one period on any machine (65536 or 10^6
+ * entries every 100 us), so their overruns must be counted; schemes 2 and 5 tick in O(1).
+ */
+FIXTURE(hostile)
+{
+	int fd, other;
+};
+
+FIXTURE_VARIANT(hostile)
+{
+	__u32 scheme;
+	__u32 capacity;
+	int min_slots; /* find the fewest slots CONFIGURE accepts */
+	int expect_overruns;
+};
+
+FIXTURE_VARIANT_ADD(hostile, scheme1_max) {
+	.scheme = 1, .capacity = TW_MAX_CAPACITY_SCHEME1, .expect_overruns = 1,
+};
+FIXTURE_VARIANT_ADD(hostile, scheme2_1e6) { .scheme = 2, .capacity = 1000000 };
+FIXTURE_VARIANT_ADD(hostile, scheme5_min_slots) {
+	.scheme = 5, .capacity = 1000000, .min_slots = 1,
+};
+FIXTURE_VARIANT_ADD(hostile, scheme6_min_slots) {
+	.scheme = 6, .capacity = 1000000, .min_slots = 1, .expect_overruns = 1,
+};
+
+FIXTURE_SETUP(hostile)
+{
+	self->other = -1;
+	self->fd = tw_open(_metadata);
+	if (self->fd >= 0)
+		self->other = tw_open(_metadata);
+}
+
+FIXTURE_TEARDOWN(hostile)
+{
+	__u64 t0 = now_ns();
+
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->other >= 0)
+		close(self->other);
+	TH_LOG("close with everything outstanding: %llu ms", (now_ns() - t0) / MS);
+}
+
+struct other_fd {
+	int fd;
+	atomic_int stop;
+	__u64 rounds, max_ns, errors;
+};
+
+/* The second instance: set, unset and stats in a loop, timing each call. */
+static void *other_fd_loop(void *arg)
+{
+	struct other_fd *o = arg;
+	struct tw_stats st;
+	__u64 h;
+
+	while (!atomic_load(&o->stop)) {
+		__u64 t0 = now_ns(), dt;
+
+		if (set_callout(o->fd, 1000, o->rounds, &h) || unset_callout(o->fd, h) ||
+		    get_stats(o->fd, &st))
+			o->errors++;
+		dt = now_ns() - t0;
+		o->max_ns = dt > o->max_ns ? dt : o->max_ns;
+		o->rounds++;
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(hostile, other_work_goes_on_and_holds_stay_bounded, 900)
+{
+	struct tw_config c = { .scheme = variant->scheme, .clock = TW_CLOCK_REAL,
+			       .capacity = variant->capacity, .tick_ns = TW_MIN_TICK_NS };
+	struct other_fd o = { .fd = self->other };
+	struct tw_config oc = { .scheme = TW_SCHEME_HIERARCHICAL, .clock = TW_CLOCK_REAL };
+	struct tw_stats st, ost;
+	struct tw_info info;
+	__u64 t0, t_fill, t_cmd, rounds_before;
+	pthread_t t;
+	int ret;
+
+	if (self->fd < 0 || self->other < 0)
+		return;
+	ASSERT_EQ(0, get_info(self->fd, &info));
+	ASSERT_EQ(0, configure_slots(_metadata, self->fd, &c, variant->min_slots))
+		TH_LOG("configure: %s", strerror(errno));
+	if (variant->min_slots)
+		TH_LOG("scheme %u takes %u slot(s) at the fewest", c.scheme, c.slots);
+	ASSERT_EQ(0, ioctl(self->other, TW_IOC_CONFIGURE, &oc));
+	ASSERT_EQ(0, pthread_create(&t, NULL, other_fd_loop, &o));
+
+	/* Far enough that nothing fires: 2^40 periods of 100 us are 3.5 years. */
+	t0 = now_ns();
+	fill_descending(_metadata, self->fd, variant->capacity, 1ULL << 40);
+	t_fill = now_ns() - t0;
+
+	/* With everything outstanding and the clock running: the other fd, and a shell. */
+	rounds_before = o.rounds;
+	t0 = now_ns();
+	ret = system("for i in 1 2 3 4 5 6 7 8 9 10; do cat /proc/self/stat >/dev/null; done; sleep 2");
+	t_cmd = now_ns() - t0;
+	EXPECT_EQ(0, ret) TH_LOG("the shell command failed: %d", ret);
+	EXPECT_LT(rounds_before, o.rounds) TH_LOG("the other fd made no progress");
+
+	atomic_store(&o.stop, 1);
+	pthread_join(t, NULL);
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	ASSERT_EQ(0, get_stats(self->other, &ost));
+
+	TH_LOG("fill of %u: %llu ms; shell command: %llu ms; other fd: %llu rounds, slowest %llu us, "
+	       "%llu errors", variant->capacity, t_fill / MS, t_cmd / MS, o.rounds,
+	       o.max_ns / 1000, o.errors);
+	TH_LOG("instance: now %llu, ticks %llu, skipped %llu, wakeups %llu, overruns %llu, holds "
+	       "%llu, max_hold_work %llu (limit %u), max_hold_ns %llu",
+	       st.now, st.ticks, st.skipped, st.wakeups, st.overruns, st.holds, st.max_hold_work,
+	       info.hold_work, st.max_hold_ns);
+
+	EXPECT_EQ(variant->capacity, st.outstanding);
+	EXPECT_EQ(0, st.fired);
+	EXPECT_EQ(0, o.errors);
+	EXPECT_GT(PROMPT_NS, o.max_ns) TH_LOG("the other fd waited %llu ms", o.max_ns / MS);
+	EXPECT_GE(info.hold_work, st.max_hold_work);
+	EXPECT_GE(info.hold_work, ost.max_hold_work);
+	EXPECT_LT(0, st.holds);
+	if (variant->expect_overruns)
+		EXPECT_LT(0, st.overruns) TH_LOG("a tick that cannot fit in a period must overrun");
+}
+
+/* ---- Idle: the tickless clock ---------------------------------------------------------------- */
+
+/*
+ * One callout IDLE_TICKS periods of 1 ms ahead. The wheels get enough slots for the interval to
+ * lie within one turn (scheme 4: MaxInterval), so that it is visited once; how many wakeups
+ * each scheme may take for it:
+ *
+ *   scheme 1  the straightforward scheme decrements every counter on every tick: its
+ *             bookkeeping cannot skip a tick, so it is only held to the periodic bound (one
+ *             wakeup per elapsed period)
+ *   2 to 6    the earliest deadline is known (list head, heap top, first busy slot): one
+ *             wakeup, plus one for slack
+ *   scheme 7  one per level the callout migrates down (IDLE_TICKS lies on level 2 of 64-slot
+ *             levels: two migrations), plus the expiry and one for slack
+ */
+#define IDLE_TICKS 10000
+
+FIXTURE(clock)
+{
+	int fd;
+};
+
+FIXTURE_VARIANT(clock)
+{
+	__u32 scheme;
+	__u32 slots;
+	__u64 max_wakeups; /* for one callout IDLE_TICKS ahead; 0: one per period */
+};
+
+FIXTURE_VARIANT_ADD(clock, scheme1_straightforward) { .scheme = 1 };
+FIXTURE_VARIANT_ADD(clock, scheme2_ordered_list) { .scheme = 2, .max_wakeups = 2 };
+FIXTURE_VARIANT_ADD(clock, scheme3_heap) { .scheme = 3, .max_wakeups = 2 };
+FIXTURE_VARIANT_ADD(clock, scheme4_basic_wheel) {
+	.scheme = 4, .slots = 16384, .max_wakeups = 2,
+};
+FIXTURE_VARIANT_ADD(clock, scheme5_hashed_sorted) {
+	.scheme = 5, .slots = 16384, .max_wakeups = 2,
+};
+FIXTURE_VARIANT_ADD(clock, scheme6_hashed_unsorted) {
+	.scheme = 6, .slots = 16384, .max_wakeups = 2,
+};
+FIXTURE_VARIANT_ADD(clock, scheme7_hierarchical) { .scheme = 7, .max_wakeups = 4 };
+
+FIXTURE_SETUP(clock)
+{
+	self->fd = tw_open(_metadata);
+	if (self->fd >= 0 && !(features(_metadata, self->fd) & TW_FEATURE_TICKLESS))
+		SKIP(return, "the module's clock is not tickless (no TW_FEATURE_TICKLESS)");
+}
+
+FIXTURE_TEARDOWN(clock)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+static int configure_real(int fd, __u32 scheme, __u32 slots, __u64 tick_ns)
+{
+	struct tw_config c = { .scheme = scheme, .clock = TW_CLOCK_REAL, .slots = slots,
+			       .tick_ns = tick_ns, .capacity = 1024 };
+
+	return ioctl(fd, TW_IOC_CONFIGURE, &c);
+}
+
+TEST_F_TIMEOUT(clock, nothing_outstanding_arms_no_hrtimer, 60)
+{
+	struct tw_stats st;
+	__u64 h;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, configure_real(self->fd, variant->scheme, variant->slots, 1 * MS));
+	usleep(1000 * 1000);
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(0, st.wakeups) TH_LOG("an idle instance woke %llu times in 1 s", st.wakeups);
+	/* The same after its only callout is cancelled (a timer armed for it may fire once). */
+	ASSERT_EQ(0, set_callout(self->fd, 500, 1, &h));
+	ASSERT_EQ(0, unset_callout(self->fd, h));
+	usleep(1000 * 1000);
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_GE(1, st.wakeups) TH_LOG("woke %llu times with nothing outstanding", st.wakeups);
+	EXPECT_EQ(0, st.fired);
+}
+
+TEST_F_TIMEOUT(clock, one_far_callout_costs_few_wakeups_and_fires_on_time, 120)
+{
+	struct tw_fired rec;
+	struct tw_stats st;
+	__u64 t0, t, due_ns, bound;
+
+	if (self->fd < 0)
+		return;
+	/* The clock starts inside CONFIGURE: tick d comes no sooner than d ms after t0. */
+	t0 = now_ns();
+	ASSERT_EQ(0, configure_real(self->fd, variant->scheme, variant->slots, 1 * MS));
+	ASSERT_EQ(0, set_callout(self->fd, IDLE_TICKS, 7, NULL));
+	alarm(IDLE_TICKS / 1000 + 60);
+	ASSERT_EQ(sizeof(rec), read(self->fd, &rec, sizeof(rec))) TH_LOG("read: %s",
+									   strerror(errno));
+	t = now_ns();
+	alarm(0);
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	due_ns = rec.deadline * MS;
+	TH_LOG("deadline tick %llu processed on tick %llu; read %lld us after the deadline; "
+	       "%llu wakeups, %llu ticks run, %llu skipped",
+	       rec.deadline, rec.fired, (long long)(t - t0 - due_ns) / 1000, st.wakeups, st.ticks,
+	       st.skipped);
+	EXPECT_EQ(7, rec.cookie);
+	EXPECT_LE(IDLE_TICKS, rec.deadline);
+	EXPECT_EQ(rec.deadline, rec.fired);
+	EXPECT_LE(due_ns, t - t0) TH_LOG("fired early");
+	EXPECT_GT(due_ns + PROMPT_NS, t - t0) TH_LOG("fired %llu ms late", (t - t0 - due_ns) / MS);
+	bound = variant->max_wakeups ? variant->max_wakeups : (t - t0) / MS + 1;
+	EXPECT_GE(bound, st.wakeups);
+	EXPECT_LE(1, st.wakeups);
+}
+
+/* ---- Readers -------------------------------------------------------------------------------- */
+
+struct reader {
+	int fd;
+	__u64 sentinel; /* cookies from here on end the reader */
+	__u64 *seen; /* per cookie below sentinel, counted atomically */
+	__u64 records, last_errno;
+	int chunk; /* records per read() */
+	atomic_int done;
+};
+
+static void *read_until_sentinel(void *arg)
+{
+	struct reader *r = arg;
+	struct tw_fired rec[8];
+	int i, end = 0;
+
+	while (!end) {
+		ssize_t n = read(r->fd, rec, r->chunk * sizeof(rec[0]));
+
+		if (n < 0) {
+			r->last_errno = errno;
+			break;
+		}
+		for (i = 0; i < n / (ssize_t)sizeof(rec[0]); i++) {
+			r->records++;
+			if (rec[i].cookie >= r->sentinel)
+				end = 1;
+			else
+				__atomic_fetch_add(&r->seen[rec[i].cookie], 1, __ATOMIC_RELAXED);
+		}
+	}
+	atomic_store(&r->done, 1);
+	return NULL;
+}
+
+FIXTURE(readers)
+{
+	int fd;
+};
+
+FIXTURE_VARIANT(readers)
+{
+	__u32 scheme;
+	__u32 slots;
+};
+
+FIXTURE_VARIANT_ADD(readers, scheme1_straightforward) { .scheme = 1 };
+FIXTURE_VARIANT_ADD(readers, scheme2_ordered_list) { .scheme = 2 };
+FIXTURE_VARIANT_ADD(readers, scheme3_heap) { .scheme = 3 };
+FIXTURE_VARIANT_ADD(readers, scheme4_basic_wheel) { .scheme = 4, .slots = 4096 };
+FIXTURE_VARIANT_ADD(readers, scheme5_hashed_sorted) { .scheme = 5, .slots = 64 };
+FIXTURE_VARIANT_ADD(readers, scheme6_hashed_unsorted) { .scheme = 6, .slots = 64 };
+FIXTURE_VARIANT_ADD(readers, scheme7_hierarchical) { .scheme = 7 };
+
+FIXTURE_SETUP(readers)
+{
+	self->fd = tw_open(_metadata);
+}
+
+FIXTURE_TEARDOWN(readers)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+static int configure_manual(int fd, __u32 scheme, __u32 slots, __u32 capacity)
+{
+	struct tw_config c = { .scheme = scheme, .clock = TW_CLOCK_MANUAL, .slots = slots,
+			       .capacity = capacity, .ring = 1 << 16, .budget = 1 << 16 };
+
+	return ioctl(fd, TW_IOC_CONFIGURE, &c);
+}
+
+/* R readers of one file, records fired while they block: each record is read exactly once. */
+static void many_readers(struct __test_metadata *_metadata, int fd, const FIXTURE_VARIANT(readers) *v,
+			 int nreaders)
+{
+	enum { N = 20000, SPAN = 1000 };
+	struct reader r[4];
+	pthread_t t[4];
+	__u64 *seen = calloc(N, sizeof(*seen)), total = 0, sentinels = 0, k;
+	struct tw_stats st;
+	int i, exited;
+
+	ASSERT_NE(NULL, seen);
+	ASSERT_EQ(0, configure_manual(fd, v->scheme, v->slots, N + 64));
+	for (k = 0; k < N; k++)
+		ASSERT_EQ(0, set_callout(fd, 1 + k % SPAN, k, NULL));
+	for (i = 0; i < nreaders; i++) {
+		r[i] = (struct reader){ .fd = fd, .sentinel = N, .seen = seen, .chunk = 1 + i * 2 };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, read_until_sentinel, &r[i]));
+	}
+	for (k = 0; k < SPAN; k++) {
+		ASSERT_EQ(0, advance(fd, 1));
+		if (k % 64 == 0)
+			usleep(1000); /* let the readers block again now and then */
+	}
+	/* Wait for every record to be taken, then end each reader with a sentinel. */
+	for (k = 0; k < 60000; k++) {
+		ASSERT_EQ(0, get_stats(fd, &st));
+		if (!st.ring_used)
+			break;
+		usleep(1000);
+	}
+	EXPECT_EQ(0, st.ring_used);
+	for (k = 0; k < 1000; k++) {
+		for (exited = 0, i = 0; i < nreaders; i++)
+			exited += atomic_load(&r[i].done);
+		if (exited == nreaders)
+			break;
+		ASSERT_EQ(0, get_stats(fd, &st));
+		if (!st.ring_used) {
+			for (i = exited; i < nreaders; i++, sentinels++)
+				ASSERT_EQ(0, set_callout(fd, 1, N + sentinels, NULL));
+			ASSERT_EQ(0, advance(fd, 1));
+		}
+		usleep(10000);
+	}
+	ASSERT_EQ(nreaders, exited) TH_LOG("readers still blocked after their sentinels");
+	for (i = 0; i < nreaders; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(0, r[i].last_errno);
+		total += r[i].records;
+		TH_LOG("reader %d (%d per read): %llu records", i, r[i].chunk, r[i].records);
+	}
+	for (k = 0; k < N; k++) {
+		__u64 times = seen[k];
+
+		ASSERT_EQ(1, times) TH_LOG("cookie %llu read %llu times", k, times);
+	}
+	ASSERT_EQ(0, get_stats(fd, &st));
+	EXPECT_EQ(0, st.ring_drops);
+	EXPECT_EQ(st.fired, total);
+	EXPECT_EQ(N + sentinels, total);
+	free(seen);
+}
+
+TEST_F_TIMEOUT(readers, two_readers_get_every_record_once, 300)
+{
+	if (self->fd < 0)
+		return;
+	many_readers(_metadata, self->fd, variant, 2);
+}
+
+TEST_F_TIMEOUT(readers, four_readers_get_every_record_once, 300)
+{
+	if (self->fd < 0)
+		return;
+	many_readers(_metadata, self->fd, variant, 4);
+}
+
+/* A thread blocked in read(2), timed. */
+struct blocked {
+	int fd;
+	ssize_t ret;
+	int err;
+	__u64 t_end;
+	atomic_int done;
+};
+
+static void *blocked_read(void *arg)
+{
+	struct blocked *b = arg;
+	struct tw_fired rec;
+
+	b->ret = read(b->fd, &rec, sizeof(rec));
+	b->err = errno;
+	b->t_end = now_ns();
+	atomic_store(&b->done, 1);
+	return NULL;
+}
+
+/* Waits up to `ns` for the reader to return. */
+static int wait_done(struct blocked *b, __u64 ns)
+{
+	__u64 t0 = now_ns();
+
+	while (!atomic_load(&b->done) && now_ns() - t0 < ns)
+		usleep(1000);
+	return atomic_load(&b->done);
+}
+
+/*
+ * These concern the file and its ring, not the scheme: they run on the default scheme, each
+ * with a fresh file, a thread blocked in read(2), and a probe file for TW_IOC_INFO.
+ *
+ * close(2) of a file another thread is blocked reading does not end that read (the read holds
+ * its own reference to the file; release runs when the last one goes): close must return
+ * promptly all the same, and a signal then ends the read, after which the instance is gone.
+ */
+FIXTURE(file)
+{
+	int fd, probe;
+};
+
+FIXTURE_SETUP(file)
+{
+	self->probe = -1;
+	self->fd = tw_open(_metadata);
+	if (self->fd >= 0)
+		self->probe = tw_open(_metadata);
+}
+
+FIXTURE_TEARDOWN(file)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->probe >= 0)
+		close(self->probe);
+}
+
+TEST_F_TIMEOUT(file, blocked_reader_and_close_by_another_thread, 60)
+{
+	struct blocked b = { 0 };
+	struct tw_info before, after;
+	pthread_t t;
+	__u64 t0, t_close, t_sig;
+	int fd = self->fd, probe = self->probe;
+
+	if (fd < 0 || probe < 0)
+		return;
+	self->fd = -1; /* closed by the test */
+	ASSERT_EQ(0, catch_signal(SIGUSR1));
+	ASSERT_EQ(0, configure_manual(fd, 0, 0, 16));
+	ASSERT_EQ(0, set_callout(fd, 1000, 1, NULL)); /* outstanding, never due */
+	ASSERT_EQ(0, get_info(probe, &before));
+	b.fd = fd;
+	ASSERT_EQ(0, pthread_create(&t, NULL, blocked_read, &b));
+	usleep(200 * 1000);
+	ASSERT_EQ(0, atomic_load(&b.done)) TH_LOG("read returned %zd without a record", b.ret);
+	t0 = now_ns();
+	EXPECT_EQ(0, close(fd));
+	t_close = now_ns() - t0;
+	EXPECT_GT(PROMPT_NS, t_close);
+	if (!wait_done(&b, 200 * MS)) {
+		t0 = now_ns();
+		pthread_kill(t, SIGUSR1);
+		ASSERT_TRUE(wait_done(&b, PROMPT_NS)) TH_LOG("the reader did not return");
+		t_sig = b.t_end - t0;
+		EXPECT_EQ(-1, b.ret);
+		EXPECT_EQ(EINTR, b.err);
+		TH_LOG("close: %llu us; the read ended %llu us after the signal", t_close / 1000,
+		       t_sig / 1000);
+	} else {
+		TH_LOG("close: %llu us; the read ended with %zd (%s)", t_close / 1000, b.ret,
+		       strerror(b.err));
+		EXPECT_EQ(-1, b.ret);
+	}
+	pthread_join(t, NULL);
+	/* The last reference is gone: the instance is released. */
+	ASSERT_EQ(0, get_info(probe, &after));
+	EXPECT_EQ(before.instances - 1, after.instances);
+}
+
+TEST_F_TIMEOUT(file, blocked_reader_and_a_signal_get_eintr, 60)
+{
+	struct blocked b = { 0 };
+	pthread_t t;
+	__u64 t0;
+	int fd = self->fd;
+
+	if (fd < 0)
+		return;
+	ASSERT_EQ(0, catch_signal(SIGUSR1));
+	ASSERT_EQ(0, configure_manual(fd, 0, 0, 16));
+	b.fd = fd;
+	ASSERT_EQ(0, pthread_create(&t, NULL, blocked_read, &b));
+	usleep(200 * 1000);
+	ASSERT_EQ(0, atomic_load(&b.done));
+	t0 = now_ns();
+	pthread_kill(t, SIGUSR1);
+	ASSERT_TRUE(wait_done(&b, PROMPT_NS)) TH_LOG("the reader did not return");
+	pthread_join(t, NULL);
+	EXPECT_EQ(-1, b.ret);
+	EXPECT_EQ(EINTR, b.err);
+	TH_LOG("the read ended %llu us after the signal", (b.t_end - t0) / 1000);
+}
+
+TEST_F_TIMEOUT(file, nonblocking_read_beside_a_blocked_reader_gets_eagain, 60)
+{
+	struct blocked b = { 0 };
+	struct tw_fired rec;
+	pthread_t t;
+	__u64 t0;
+	int fd = self->fd, flags;
+
+	if (fd < 0)
+		return;
+	ASSERT_EQ(0, configure_manual(fd, 0, 0, 16));
+	b.fd = fd;
+	ASSERT_EQ(0, pthread_create(&t, NULL, blocked_read, &b));
+	usleep(200 * 1000);
+	ASSERT_EQ(0, atomic_load(&b.done));
+	flags = fcntl(fd, F_GETFL);
+	ASSERT_EQ(0, fcntl(fd, F_SETFL, flags | O_NONBLOCK));
+	t0 = now_ns();
+	EXPECT_EQ(-1, read(fd, &rec, sizeof(rec)));
+	EXPECT_EQ(EAGAIN, errno);
+	EXPECT_GT(PROMPT_NS, now_ns() - t0);
+	ASSERT_EQ(0, fcntl(fd, F_SETFL, flags));
+	/* The blocked reader is still there, and gets the next record. */
+	EXPECT_EQ(0, atomic_load(&b.done));
+	ASSERT_EQ(0, set_callout(fd, 1, 99, NULL));
+	ASSERT_EQ(0, advance(fd, 1));
+	ASSERT_TRUE(wait_done(&b, PROMPT_NS));
+	pthread_join(t, NULL);
+	EXPECT_EQ(sizeof(rec), b.ret);
+}
+
+/* ---- poll and epoll ------------------------------------------------------------------------- */
+
+FIXTURE(readiness)
+{
+	int fd;
+};
+
+FIXTURE_VARIANT(readiness)
+{
+	__u32 scheme;
+	__u32 slots;
+};
+
+FIXTURE_VARIANT_ADD(readiness, scheme1_straightforward) { .scheme = 1 };
+FIXTURE_VARIANT_ADD(readiness, scheme2_ordered_list) { .scheme = 2 };
+FIXTURE_VARIANT_ADD(readiness, scheme3_heap) { .scheme = 3 };
+FIXTURE_VARIANT_ADD(readiness, scheme4_basic_wheel) { .scheme = 4, .slots = 4096 };
+FIXTURE_VARIANT_ADD(readiness, scheme5_hashed_sorted) { .scheme = 5, .slots = 64 };
+FIXTURE_VARIANT_ADD(readiness, scheme6_hashed_unsorted) { .scheme = 6, .slots = 64 };
+FIXTURE_VARIANT_ADD(readiness, scheme7_hierarchical) { .scheme = 7 };
+
+FIXTURE_SETUP(readiness)
+{
+	self->fd = tw_open(_metadata);
+	if (self->fd >= 0 && !(features(_metadata, self->fd) & TW_FEATURE_POLL))
+		SKIP(return, "the module is not pollable (no TW_FEATURE_POLL: kernel without poll "
+			     "for Rust misc devices)");
+}
+
+FIXTURE_TEARDOWN(readiness)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+static int readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+static int epoll_ready(int ep)
+{
+	struct epoll_event ev;
+
+	return epoll_wait(ep, &ev, 1, 0);
+}
+
+TEST_F(readiness, poll_is_readable_exactly_while_a_record_waits)
+{
+	struct tw_fired rec;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, configure_manual(self->fd, variant->scheme, variant->slots, 16));
+	EXPECT_FALSE(readable(self->fd));
+	ASSERT_EQ(0, set_callout(self->fd, 5, 1, NULL));
+	ASSERT_EQ(0, advance(self->fd, 4));
+	EXPECT_FALSE(readable(self->fd)) TH_LOG("readable before the callout fired");
+	ASSERT_EQ(0, advance(self->fd, 1));
+	EXPECT_TRUE(readable(self->fd)) TH_LOG("not readable after the callout fired");
+	ASSERT_EQ(sizeof(rec), read(self->fd, &rec, sizeof(rec)));
+	EXPECT_FALSE(readable(self->fd)) TH_LOG("readable after the record was read");
+	/* Two records: readable until both are read. */
+	ASSERT_EQ(0, set_callout(self->fd, 1, 2, NULL));
+	ASSERT_EQ(0, set_callout(self->fd, 1, 3, NULL));
+	ASSERT_EQ(0, advance(self->fd, 1));
+	ASSERT_EQ(sizeof(rec), read(self->fd, &rec, sizeof(rec)));
+	EXPECT_TRUE(readable(self->fd));
+	ASSERT_EQ(sizeof(rec), read(self->fd, &rec, sizeof(rec)));
+	EXPECT_FALSE(readable(self->fd));
+}
+
+TEST_F(readiness, epoll_level_triggered)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct tw_fired rec;
+	int ep;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, configure_manual(self->fd, variant->scheme, variant->slots, 16));
+	ep = epoll_create1(0);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->fd, &ev));
+	EXPECT_EQ(0, epoll_ready(ep));
+	ASSERT_EQ(0, set_callout(self->fd, 3, 1, NULL));
+	ASSERT_EQ(0, advance(self->fd, 2));
+	EXPECT_EQ(0, epoll_ready(ep)) TH_LOG("EPOLLIN before the callout fired");
+	ASSERT_EQ(0, advance(self->fd, 1));
+	EXPECT_EQ(1, epoll_ready(ep));
+	EXPECT_EQ(1, epoll_ready(ep)) TH_LOG("level-triggered: still ready until read");
+	ASSERT_EQ(sizeof(rec), read(self->fd, &rec, sizeof(rec)));
+	EXPECT_EQ(0, epoll_ready(ep)) TH_LOG("EPOLLIN after the record was read");
+	close(ep);
+}
+
+TEST_F(readiness, epoll_edge_triggered)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
+	struct tw_fired rec[4];
+	int ep;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, configure_manual(self->fd, variant->scheme, variant->slots, 16));
+	ep = epoll_create1(0);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->fd, &ev));
+	EXPECT_EQ(0, epoll_ready(ep));
+	ASSERT_EQ(0, set_callout(self->fd, 3, 1, NULL));
+	ASSERT_EQ(0, set_callout(self->fd, 6, 2, NULL));
+	ASSERT_EQ(0, advance(self->fd, 2));
+	EXPECT_EQ(0, epoll_ready(ep)) TH_LOG("EPOLLIN before the callout fired");
+	ASSERT_EQ(0, advance(self->fd, 1));
+	EXPECT_EQ(1, epoll_ready(ep)) TH_LOG("no edge when the first record came");
+	EXPECT_EQ(0, epoll_ready(ep)) TH_LOG("edge-triggered: one event per edge");
+	/* A new record is a new edge, read or not. */
+	ASSERT_EQ(0, advance(self->fd, 3));
+	EXPECT_EQ(1, epoll_ready(ep)) TH_LOG("no edge when the second record came");
+	EXPECT_EQ(2, drain(self->fd, rec, 4));
+	EXPECT_EQ(0, epoll_ready(ep));
+	close(ep);
+}
+
+/* The real clock wakes a poll(2) that waits: not before the deadline. */
+TEST_F_TIMEOUT(readiness, poll_waits_for_the_real_clock, 60)
+{
+	struct tw_config c = { .scheme = variant->scheme, .clock = TW_CLOCK_REAL,
+			       .slots = variant->slots, .capacity = 16 };
+	struct pollfd p;
+	struct tw_fired rec;
+	__u64 t0, t;
+
+	if (self->fd < 0)
+		return;
+	t0 = now_ns();
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_CONFIGURE, &c));
+	ASSERT_EQ(0, set_callout(self->fd, 200, 5, NULL));
+	p = (struct pollfd){ .fd = self->fd, .events = POLLIN };
+	ASSERT_EQ(1, poll(&p, 1, 30000));
+	t = now_ns();
+	EXPECT_TRUE(p.revents & POLLIN);
+	ASSERT_EQ(sizeof(rec), read(self->fd, &rec, sizeof(rec)));
+	EXPECT_LE(rec.deadline * MS, t - t0) TH_LOG("poll woke before the deadline");
+	TH_LOG("poll woke %lld us after the deadline", (long long)(t - t0 - rec.deadline * MS) / 1000);
+}
+
+/* ---- A signal ends long ioctls --------------------------------------------------------------- */
+
+static volatile __u64 signal_at;
+
+static void note_signal(int sig)
+{
+	(void)sig;
+	signal_at = now_ns();
+}
+
+/*
+ * Runs ioctl(fd, cmd, arg) with SIGALRM due after `after_ms`; returns the ioctl's result, and
+ * in *late_ns how long after the signal it ended (0 if it ended before the signal came).
+ */
+static int interrupted_ioctl(struct __test_metadata *_metadata, int fd, unsigned long cmd,
+			     void *arg, int after_ms, __u64 *late_ns)
+{
+	struct sigaction sa = { .sa_handler = note_signal }; /* no SA_RESTART */
+	struct itimerval it = { .it_value = { .tv_sec = after_ms / 1000,
+					      .tv_usec = after_ms % 1000 * 1000 } };
+	__u64 t0, t;
+	int ret, err;
+
+	signal_at = 0;
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	t0 = now_ns();
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
+	ret = ioctl(fd, cmd, arg);
+	err = errno;
+	t = now_ns();
+	*late_ns = 0;
+	if (!signal_at) {
+		TH_LOG("the ioctl ended after %llu ms, before the signal", (t - t0) / MS);
+		return ret;
+	}
+	*late_ns = t - signal_at;
+	TH_LOG("the ioctl ran %llu ms and ended %llu us after the signal", (t - t0) / MS,
+	       *late_ns / 1000);
+	EXPECT_GT(PROMPT_NS, *late_ns) TH_LOG("the signal took %llu ms to end it", *late_ns / MS);
+	errno = err;
+	return ret;
+}
+
+/*
+ * Slow starts: the sorted lists (scheme 2, and scheme 5 with its fewest slots) filled with n
+ * callouts, then asked for callouts later than all of them, each of which walks all n.
+ */
+FIXTURE(slow_start)
+{
+	int fd;
+};
+
+FIXTURE_VARIANT(slow_start)
+{
+	__u32 scheme;
+	int min_slots;
+};
+
+FIXTURE_VARIANT_ADD(slow_start, scheme2_ordered_list) { .scheme = 2 };
+FIXTURE_VARIANT_ADD(slow_start, scheme5_min_slots) { .scheme = 5, .min_slots = 1 };
+
+#define SLOW_N 100000
+
+/* The ioctl ran to its end before the signal came: the geometry was not slow enough here. */
+#define SKIP_IF_UNSIGNALLED(late)                                                        \
+	do {                                                                             \
+		if (!(late))                                                             \
+			SKIP(return, "the ioctl ended before the signal: not slow enough"); \
+	} while (0)
+#define SLOW_FAR (1ULL << 30)
+
+FIXTURE_SETUP(slow_start)
+{
+	struct tw_config c = { .scheme = variant->scheme, .clock = TW_CLOCK_MANUAL,
+			       .capacity = 2 * SLOW_N };
+
+	self->fd = tw_open(_metadata);
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, configure_slots(_metadata, self->fd, &c, variant->min_slots))
+		TH_LOG("configure: %s", strerror(errno));
+	fill_descending(_metadata, self->fd, SLOW_N, SLOW_FAR);
+}
+
+FIXTURE_TEARDOWN(slow_start)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+TEST_F_TIMEOUT(slow_start, a_signal_ends_a_batch, 300)
+{
+	enum { OPS = TW_MAX_BATCH };
+	struct tw_op *ops = calloc(OPS, sizeof(*ops));
+	struct tw_batch b = { .ops = (uintptr_t)ops, .count = OPS };
+	struct tw_stats st;
+	__u64 late, i, ran = 0;
+	int ret, err;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_NE(NULL, ops);
+	for (i = 0; i < OPS; i++) /* later than all: each walks the whole list */
+		ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = SLOW_FAR + 1 + i, .b = i,
+					 .result = 1 };
+	ret = interrupted_ioctl(_metadata, self->fd, TW_IOC_BATCH, &b, 200, &late);
+	err = errno;
+	SKIP_IF_UNSIGNALLED(late);
+	ASSERT_EQ(-1, ret);
+	EXPECT_EQ(EINTR, err);
+	/* A prefix ran; the rest were not run and say so. */
+	while (ran < OPS && ops[ran].result == 0)
+		ran++;
+	for (i = ran; i < OPS; i++)
+		ASSERT_EQ(-EINTR, ops[i].result) TH_LOG("op %llu", i);
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(SLOW_N + ran, st.outstanding);
+	EXPECT_GE(TW_HOLD_WORK, st.max_hold_work);
+	TH_LOG("%llu of %u operations ran; longest hold %llu entries, %llu us", ran, OPS,
+	       st.max_hold_work, st.max_hold_ns / 1000);
+	free(ops);
+}
+
+TEST_F_TIMEOUT(slow_start, a_signal_ends_a_bench, 300)
+{
+	struct tw_bench b = { .kind = TW_BENCH_SETCALLOUT, .iterations = TW_MAX_BENCH_ITERATIONS,
+			      .min_ticks = SLOW_FAR + 1, .spread = 1000, .seed = 1 };
+	struct tw_stats st;
+	__u64 late;
+	int ret, err;
+
+	if (self->fd < 0)
+		return;
+	ret = interrupted_ioctl(_metadata, self->fd, TW_IOC_BENCH, &b, 200, &late);
+	err = errno;
+	SKIP_IF_UNSIGNALLED(late);
+	ASSERT_EQ(-1, ret);
+	EXPECT_EQ(EINTR, err);
+	/* Nothing of the bench is left behind. */
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(SLOW_N, st.outstanding);
+	EXPECT_GE(TW_HOLD_WORK, st.max_hold_work);
+}
+
+/*
+ * Slow ticks: scheme 1, and scheme 6 with its fewest slots, filled with n callouts, and periodic (no
+ * idle tick is skipped): every tick visits all n.
+ */
+FIXTURE(slow_tick)
+{
+	int fd;
+};
+
+FIXTURE_VARIANT(slow_tick)
+{
+	__u32 scheme;
+	int min_slots;
+	__u32 n;
+};
+
+FIXTURE_VARIANT_ADD(slow_tick, scheme1_straightforward) {
+	.scheme = 1, .n = TW_MAX_CAPACITY_SCHEME1,
+};
+FIXTURE_VARIANT_ADD(slow_tick, scheme6_min_slots) { .scheme = 6, .min_slots = 1, .n = 100000 };
+
+FIXTURE_SETUP(slow_tick)
+{
+	struct tw_config c = { .scheme = variant->scheme, .clock = TW_CLOCK_MANUAL,
+			       .capacity = variant->n, .flags = TW_CONFIG_PERIODIC };
+
+	self->fd = tw_open(_metadata);
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, configure_slots(_metadata, self->fd, &c, variant->min_slots))
+		TH_LOG("configure: %s", strerror(errno));
+	fill_descending(_metadata, self->fd, variant->n, SLOW_FAR);
+}
+
+FIXTURE_TEARDOWN(slow_tick)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+TEST_F_TIMEOUT(slow_tick, a_signal_ends_an_advance, 300)
+{
+	__u64 n = TW_MAX_ADVANCE, late;
+	struct tw_stats st;
+	int ret, err;
+
+	if (self->fd < 0)
+		return;
+	ret = interrupted_ioctl(_metadata, self->fd, TW_IOC_ADVANCE, &n, 200, &late);
+	err = errno;
+	SKIP_IF_UNSIGNALLED(late);
+	ASSERT_EQ(-1, ret);
+	EXPECT_EQ(EINTR, err);
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_GT(TW_MAX_ADVANCE, st.ticks);
+	EXPECT_EQ(variant->n, st.outstanding);
+	EXPECT_GE(TW_HOLD_WORK, st.max_hold_work);
+	TH_LOG("%llu ticks ran; longest hold %llu entries, %llu us", st.ticks, st.max_hold_work,
+	       st.max_hold_ns / 1000);
+}
+
+/* ---- An instance's state through the file ---------------------------------------------------- */
+
+FIXTURE(instance)
+{
+	int fd;
+};
+
+FIXTURE_VARIANT(instance)
+{
+	__u32 scheme;
+	__u32 slots;
+};
+
+FIXTURE_VARIANT_ADD(instance, scheme1_straightforward) { .scheme = 1 };
+FIXTURE_VARIANT_ADD(instance, scheme2_ordered_list) { .scheme = 2 };
+FIXTURE_VARIANT_ADD(instance, scheme3_heap) { .scheme = 3 };
+FIXTURE_VARIANT_ADD(instance, scheme4_basic_wheel) { .scheme = 4, .slots = 4096 };
+FIXTURE_VARIANT_ADD(instance, scheme5_hashed_sorted) { .scheme = 5, .slots = 64 };
+FIXTURE_VARIANT_ADD(instance, scheme6_hashed_unsorted) { .scheme = 6, .slots = 64 };
+FIXTURE_VARIANT_ADD(instance, scheme7_hierarchical) { .scheme = 7 };
+
+FIXTURE_SETUP(instance)
+{
+	self->fd = tw_open(_metadata);
+}
+
+FIXTURE_TEARDOWN(instance)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+#define START 1000
+
+TEST_F(instance, failed_first_calls_leave_it_unconfigured)
+{
+	struct tw_bench bench = { .kind = TW_BENCH_SETCALLOUT, .iterations = 1, .min_ticks = 10,
+				  .spread = 10 };
+	struct tw_stats st;
+	int fd2;
+
+	if (self->fd < 0)
+		return;
+	/* ADVANCE on a fresh file: EINVAL (not configured), and it configures nothing. */
+	EXPECT_EQ(-1, advance(self->fd, 1));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(0, st.scheme);
+	EXPECT_EQ(0, configure_manual(self->fd, variant->scheme, variant->slots, 16))
+		TH_LOG("CONFIGURE after a failed ADVANCE: %s", strerror(errno));
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(variant->scheme, st.scheme);
+
+	/* UNSETCALLOUT and an instance bench on a fresh file: the same. */
+	fd2 = tw_open(_metadata);
+	ASSERT_LE(0, fd2);
+	EXPECT_EQ(-1, unset_callout(fd2, 1));
+	EXPECT_EQ(ENOENT, errno);
+	EXPECT_EQ(-1, ioctl(fd2, TW_IOC_BENCH, &bench));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, get_stats(fd2, &st));
+	EXPECT_EQ(0, st.scheme);
+	EXPECT_EQ(0, configure_manual(fd2, variant->scheme, variant->slots, 16))
+		TH_LOG("CONFIGURE after a failed UNSETCALLOUT: %s", strerror(errno));
+	close(fd2);
+}
+
+/* The value of `key` in /proc/self/fdinfo/FD ("key: value" or "key:\tvalue"), or -1. */
+static long long fdinfo_value(int fd, const char *key)
+{
+	char path[64], line[256];
+	size_t len = strlen(key);
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == ':')
+			v = strtoll(line + len + 1, NULL, 0);
+	fclose(f);
+	return v;
+}
+
+TEST_F(instance, fdinfo_shows_the_statistics)
+{
+	static const char *const keys[] = { "outstanding", "fired",	  "wakeups",
+					    "max_hold_work", "max_hold_ns", "scheme" };
+	struct tw_fired rec[4];
+	struct tw_stats st;
+	unsigned int i;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, configure_manual(self->fd, variant->scheme, variant->slots, 16));
+	ASSERT_EQ(0, set_callout(self->fd, 2, 1, NULL));
+	ASSERT_EQ(0, set_callout(self->fd, 3, 2, NULL));
+	ASSERT_EQ(0, set_callout(self->fd, 50, 3, NULL));
+	ASSERT_EQ(0, advance(self->fd, 3));
+	ASSERT_EQ(2, drain(self->fd, rec, 4));
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *key = keys[i];
+
+		EXPECT_LE(0, fdinfo_value(self->fd, key)) TH_LOG("no '%s:' line", key);
+	}
+	EXPECT_EQ(1, fdinfo_value(self->fd, "outstanding"));
+	EXPECT_EQ(2, fdinfo_value(self->fd, "fired"));
+	EXPECT_EQ(variant->scheme, fdinfo_value(self->fd, "scheme"));
+	EXPECT_EQ(0, fdinfo_value(self->fd, "wakeups")); /* the manual clock */
+	EXPECT_EQ((long long)st.max_hold_work, fdinfo_value(self->fd, "max_hold_work"));
+	EXPECT_GE(TW_HOLD_WORK, fdinfo_value(self->fd, "max_hold_work"));
+}
+
+static int reset(int fd, __u64 handle, __u64 ticks, __u64 latest)
+{
+	struct tw_reset r = { .handle = handle, .ticks = ticks, .latest = latest };
+
+	return ioctl(fd, TW_IOC_RESET, &r);
+}
+
+static int query(int fd, __u64 handle, struct tw_query *q)
+{
+	*q = (struct tw_query){ .handle = handle };
+	return ioctl(fd, TW_IOC_QUERY, q);
+}
+
+/* SKIPs the test (from its body: SKIP returns from the function it is in). */
+#define NEED_RANGES(fd)                                                   \
+	do {                                                              \
+		if (!(features(_metadata, fd) & TW_FEATURE_RANGE))        \
+			SKIP(return, "the module has no TW_FEATURE_RANGE"); \
+	} while (0)
+
+TEST_F(instance, reset_moves_the_deadline_and_keeps_the_handle)
+{
+	struct tw_fired rec[4];
+	struct tw_query q;
+	__u64 h, h2;
+
+	if (self->fd < 0)
+		return;
+	NEED_RANGES(self->fd);
+	ASSERT_EQ(0, configure_manual(self->fd, variant->scheme, variant->slots, 16));
+	ASSERT_EQ(0, advance(self->fd, START));
+	/* Earlier. */
+	ASSERT_EQ(0, set_callout(self->fd, 100, 7, &h));
+	ASSERT_EQ(0, reset(self->fd, h, 50, 0));
+	ASSERT_EQ(0, query(self->fd, h, &q));
+	EXPECT_EQ(1, q.pending);
+	EXPECT_EQ(START + 50, q.deadline);
+	ASSERT_EQ(0, advance(self->fd, 50));
+	ASSERT_EQ(1, drain(self->fd, rec, 4));
+	EXPECT_EQ(h, rec[0].handle);
+	EXPECT_EQ(7, rec[0].cookie);
+	EXPECT_EQ(START + 50, rec[0].deadline);
+	EXPECT_EQ(START + 50, rec[0].fired);
+	ASSERT_EQ(0, advance(self->fd, 100));
+	EXPECT_EQ(0, drain(self->fd, rec, 4)) TH_LOG("the old deadline fired too");
+	/* Later, and to the same tick (nothing moves). */
+	ASSERT_EQ(0, set_callout(self->fd, 10, 8, &h2));
+	ASSERT_EQ(0, reset(self->fd, h2, 200, 0));
+	ASSERT_EQ(0, reset(self->fd, h2, 200, 0));
+	ASSERT_EQ(0, advance(self->fd, 10));
+	EXPECT_EQ(0, drain(self->fd, rec, 4)) TH_LOG("the old deadline fired");
+	ASSERT_EQ(0, advance(self->fd, 190));
+	ASSERT_EQ(1, drain(self->fd, rec, 4));
+	EXPECT_EQ(h2, rec[0].handle);
+	EXPECT_EQ(START + 150 + 10 + 190, rec[0].fired);
+	/* Fired: stale. */
+	EXPECT_EQ(-1, reset(self->fd, h2, 5, 0));
+	EXPECT_EQ(ENOENT, errno);
+}
+
+TEST_F(instance, batch_mod_keeps_the_handles)
+{
+	enum { N = 64 };
+	struct tw_op ops[N];
+	struct tw_batch b = { .ops = (uintptr_t)ops, .count = N };
+	struct tw_fired rec[N];
+	__u64 h[N];
+	int i, n;
+
+	if (self->fd < 0)
+		return;
+	NEED_RANGES(self->fd);
+	ASSERT_EQ(0, configure_manual(self->fd, variant->scheme, variant->slots, N));
+	for (i = 0; i < N; i++)
+		ASSERT_EQ(0, set_callout(self->fd, 500, i, &h[i]));
+	for (i = 0; i < N; i++)
+		ops[i] = (struct tw_op){ .op = TW_OP_MOD, .handle = h[i], .a = 1 + i };
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_BATCH, &b));
+	for (i = 0; i < N; i++) {
+		EXPECT_EQ(0, ops[i].result) TH_LOG("op %d", i);
+		EXPECT_EQ(h[i], ops[i].handle) TH_LOG("op %d", i);
+	}
+	ASSERT_EQ(0, advance(self->fd, N));
+	n = drain(self->fd, rec, N);
+	ASSERT_EQ(N, n);
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(h[rec[i].cookie], rec[i].handle);
+		EXPECT_EQ(1 + rec[i].cookie, rec[i].deadline);
+	}
+	ASSERT_EQ(0, advance(self->fd, 500));
+	EXPECT_EQ(0, drain(self->fd, rec, N));
+}
+
+TEST_F(instance, ranges_fire_within_them_and_query_reports_the_deadline)
+{
+	enum { N = 300 };
+	__u64 h[N], lo[N], hi[N], seed = 0x5eed ^ variant->scheme, max = 0;
+	struct tw_fired rec[N];
+	struct tw_query q;
+	struct tw_stats st;
+	int i, n, got = 0;
+
+	if (self->fd < 0)
+		return;
+	NEED_RANGES(self->fd);
+	ASSERT_EQ(0, configure_manual(self->fd, variant->scheme, variant->slots, N));
+	ASSERT_EQ(0, advance(self->fd, START));
+	for (i = 0; i < N; i++) {
+		__u64 t = 1 + rnd(&seed) % 2000, span = rnd(&seed) % 1000;
+		struct tw_set s = { .ticks = t, .latest = t + span, .cookie = i };
+
+		ASSERT_EQ(0, ioctl(self->fd, TW_IOC_SETCALLOUT, &s)) TH_LOG("[%llu, %llu]: %s",
+									      t, t + span,
+									      strerror(errno));
+		h[i] = s.handle;
+		lo[i] = START + t;
+		hi[i] = START + t + span;
+		max = hi[i] > max ? hi[i] : max;
+		ASSERT_EQ(0, query(self->fd, h[i], &q));
+		EXPECT_EQ(1, q.pending);
+		EXPECT_EQ(START, q.now);
+		EXPECT_LE(lo[i], q.deadline);
+		EXPECT_GE(hi[i], q.deadline);
+	}
+	while (got < N) {
+		ASSERT_EQ(0, get_stats(self->fd, &st));
+		ASSERT_GE(max, st.now) TH_LOG("%d callouts never fired", N - got);
+		ASSERT_EQ(0, advance(self->fd, 1));
+		n = drain(self->fd, rec, N);
+		for (i = 0; i < n; i++) {
+			__u64 c = rec[i].cookie;
+
+			ASSERT_GT(N, c);
+			EXPECT_LE(lo[c], rec[i].fired) TH_LOG("cookie %llu before its range", c);
+			EXPECT_GE(hi[c], rec[i].fired) TH_LOG("cookie %llu after its range", c);
+			EXPECT_EQ(rec[i].deadline, rec[i].fired);
+			/* Processed: the handle is stale, and says so. */
+			ASSERT_EQ(0, query(self->fd, h[c], &q));
+			EXPECT_EQ(0, q.pending);
+			EXPECT_EQ(0, q.deadline);
+		}
+		got += n;
+	}
+	/* A handle never issued. */
+	ASSERT_EQ(0, query(self->fd, 0xdeadbeefdeadbeefULL, &q));
+	EXPECT_EQ(0, q.pending);
+}
+
+TEST_HARNESS_MAIN
