@@ -9,7 +9,7 @@
 //! it. The ioctl numbers are not here: each side computes them from the structures with its own
 //! `_IOC` encoding (the kernel crate's `_IOR`/`_IOW`/`_IOWR`, rustix's opcodes).
 
-#![allow(non_camel_case_types, dead_code, missing_docs)]
+#![allow(non_camel_case_types, dead_code, missing_docs, unreachable_pub)]
 
 pub const TW_VERSION: u32 = 2;
 pub const TW_IOC_MAGIC: u32 = 0xB9;

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `TW_IOC_BENCH`: the paper's reset loop (section VII.A), timed inside the kernel.
+//!
+//! The instance benches reset one extra callout behind the instance's own outstanding ones,
+//! through the interface being measured, in holds of at most `hold_work` entries like every
+//! other operation: only the time under the lock is counted, and the longest hold is reported.
+//! They need a configured manual-clock instance and take its `slow` mutex, so that nothing
+//! ticks it meanwhile and nothing the bench starts can fire. The bench's own callout uses the
+//! legacy key `(0, 0)`, which no user can arm (a function is never 0), and is cancelled before
+//! the bench returns, whatever happens.
+
+use kernel::{prelude::*, uaccess::UserSlice};
+
+use crate::{
+    baselines::{
+        bench_hrtimer,
+        bench_timer_list, //
+    },
+    instance::{
+        signalled,
+        Instance, //
+    },
+    uapi::*,
+    wheel::{
+        rng::Rng,
+        Clock,
+        Handle,
+        Scheme, //
+    },
+};
+
+/// The legacy key of the bench's own callout.
+const BENCH_FUNC: u64 = 0;
+const BENCH_ARG: u64 = 0;
+
+impl Instance {
+    pub(crate) fn ioctl_bench(&self, user: UserSlice) -> Result {
+        let (mut r, mut w) = user.reader_writer();
+        let mut b: tw_bench = r.read()?;
+        let instance = matches!(
+            b.kind,
+            TW_BENCH_SETCALLOUT | TW_BENCH_TIMEOUT | TW_BENCH_MOD | TW_BENCH_TICK
+        );
+        if b.reserved != 0
+            || b.iterations == 0
+            || b.iterations > TW_MAX_BENCH_ITERATIONS
+            || (instance && b.n != 0)
+            || b.n > u64::from(TW_MAX_CAPACITY)
+            || b.min_ticks < 2
+            || b.spread == 0
+            || b.min_ticks.saturating_add(b.spread) > TW_MAX_BENCH_TICKS
+        {
+            return Err(EINVAL);
+        }
+        let (ns, max_hold) = match b.kind {
+            TW_BENCH_SETCALLOUT | TW_BENCH_TIMEOUT | TW_BENCH_MOD => self.bench_resets(&b)?,
+            TW_BENCH_TICK => self.bench_ticks(&b)?,
+            TW_BENCH_TIMER_LIST | TW_BENCH_TIMER_LIST_MOD => (bench_timer_list(&b)?, 0),
+            TW_BENCH_HRTIMER => (bench_hrtimer(&b)?, 0),
+            _ => return Err(EINVAL),
+        };
+        b.elapsed_ns = ns;
+        b.max_hold_ns = max_hold;
+        w.write(&b)
+    }
+
+    /// EINVAL unless the instance is configured with the manual clock.
+    fn manual(&self) -> Result {
+        match self.core.state.lock().params() {
+            Some(p) if p.clock == TW_CLOCK_MANUAL => Ok(()),
+            _ => Err(EINVAL),
+        }
+    }
+
+    /// Resets one extra callout `iterations` times through the instance's own interface.
+    /// Returns the time under the lock and the longest hold.
+    fn bench_resets(&self, b: &tw_bench) -> Result<(u64, u64)> {
+        self.manual()?;
+        let _slow = self.slow_lock();
+        let mut rng = Rng::new(b.seed);
+        let first = rng.within(b.min_ticks, b.spread);
+        let legacy = b.kind == TW_BENCH_TIMEOUT;
+        let mut handle: Option<Handle> = None;
+        let mut placing = false;
+        let mut elapsed = 0;
+        let mut max_hold = 0;
+        let mut left = b.iterations;
+        let mut result = Ok(());
+        while result.is_ok() && (left > 0 || placing || handle.is_none()) {
+            if signalled() {
+                result = Err(EINTR);
+                break;
+            }
+            let (r, ns) = self.core.hold_timed(|st, work| -> Result {
+                let c = st.callouts()?;
+                if placing {
+                    if !c.place(work) {
+                        return Ok(());
+                    }
+                    placing = false;
+                }
+                if handle.is_none() {
+                    handle = Some(
+                        if legacy {
+                            c.timeout_range(BENCH_FUNC, BENCH_ARG, first, first, work)
+                        } else {
+                            c.setcallout_range(first, first, 0, work)
+                        }
+                        .map_err(errno)?,
+                    );
+                    placing = c.placing();
+                    return Ok(());
+                }
+                while left > 0 && !work.is_spent() {
+                    let t = rng.within(b.min_ticks, b.spread);
+                    let h = handle.ok_or(EINVAL)?;
+                    work.spend(1);
+                    match b.kind {
+                        TW_BENCH_MOD => c.reset(h, t, t, work).map_err(errno)?,
+                        TW_BENCH_TIMEOUT => {
+                            // Cancelled first: the bench's callout is gone if the start fails.
+                            handle = None;
+                            c.untimeout(BENCH_FUNC, BENCH_ARG).map_err(errno)?;
+                            handle = Some(
+                                c.timeout_range(BENCH_FUNC, BENCH_ARG, t, t, work)
+                                    .map_err(errno)?,
+                            );
+                        }
+                        _ => {
+                            handle = None;
+                            c.unsetcallout(h).map_err(errno)?;
+                            handle = Some(c.setcallout_range(t, t, 0, work).map_err(errno)?);
+                        }
+                    }
+                    left -= 1;
+                    if c.placing() {
+                        placing = true;
+                        return Ok(());
+                    }
+                }
+                Ok(())
+            });
+            // The first hold only arms the bench's callout: it is not timed.
+            if handle.is_some() {
+                elapsed += ns;
+                max_hold = max_hold.max(ns);
+            }
+            result = r;
+        }
+        // The bench's callout goes, placed or placing, whatever happened above.
+        if let Some(h) = handle {
+            self.core.hold(|st, _| {
+                if let Ok(c) = st.callouts() {
+                    let _ = c.unsetcallout(h);
+                }
+            });
+        }
+        result.map(|()| (elapsed, max_hold))
+    }
+
+    /// Runs `iterations` ticks of the paper's per-tick bookkeeping (periodic, whatever the
+    /// instance's clock mode), with their expiry processing.
+    fn bench_ticks(&self, b: &tw_bench) -> Result<(u64, u64)> {
+        self.manual()?;
+        let _slow = self.slow_lock();
+        let mut target = None;
+        let mut left = b.iterations;
+        let mut elapsed = 0;
+        let mut max_hold = 0;
+        while left > 0 {
+            if signalled() {
+                return Err(EINTR);
+            }
+            let (delivered, ns) = self.core.hold_timed(|st, work| {
+                let mut delivered = false;
+                while left > 0 && !work.is_spent() {
+                    let now = st.callouts().map(|c| c.scheme().now()).unwrap_or(0);
+                    let t = *target.get_or_insert(now.wrapping_add(1));
+                    let (done, d) = st.run_to_with(t, None, Clock::Periodic, work);
+                    delivered |= d;
+                    if done {
+                        target = None;
+                        left -= 1;
+                    }
+                }
+                delivered
+            });
+            elapsed += ns;
+            max_hold = max_hold.max(ns);
+            if delivered {
+                self.core.readable.notify_all();
+            }
+        }
+        Ok((elapsed, max_hold))
+    }
+}

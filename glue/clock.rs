@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The real clock: one hrtimer per instance, armed only for the next tick that has work.
+//!
+//! # Tickless
+//!
+//! The hrtimer runs in absolute soft mode on the monotonic clock, always on the instance's
+//! tick grid (tick `k` at `origin + k * period`). Each callback:
+//!
+//! 1. reads which tick the real clock has reached (`real`), counts the periods it is late by
+//!    as overruns, and the callback as a wakeup;
+//! 2. runs the scheme towards `real` in at most [`CALLBACK_HOLDS`] holds of the lock, each of
+//!    at most `hold_work` entries visited or moved (idle ticks are skipped by the scheme at a
+//!    cost independent of their number);
+//! 3. asks the state for the next tick to wake on ([`State::next_arm`]): the next tick while
+//!    work is left over (a catch-up that did not fit, expiries carried by the per-tick budget)
+//!    or the clock is periodic, else the scheme's next work, else none; and re-arms for it,
+//!    never for a time already past (which would run the callback again at once, in the same
+//!    softirq), or stops.
+//!
+//! Under overload, then, the instance takes at most `CALLBACK_HOLDS * hold_work` entries of
+//! work per period; the rest waits for the next period. Callouts fire late, never early, and
+//! the lateness histogram and the overrun count say by how much.
+//!
+//! # Arming from process context
+//!
+//! A start, reschedule or configuration may need the timer earlier than it is armed, or at
+//! all. [`Instance::arm`](crate::instance::Instance) does that under the instance's `clock`
+//! mutex: it cancels the timer (waiting for a running callback), then reads the next tick
+//! under the state lock and starts the timer for it. The callback is then neither running nor
+//! armed while the state is read, so the two cannot both decide and lose a wakeup.
+//!
+//! [`State::next_arm`]: crate::state::State::next_arm
+
+use kernel::{
+    sync::{
+        Arc,
+        ArcBorrow, //
+    },
+    time::{
+        hrtimer::{
+            HrTimerCallback,
+            HrTimerCallbackContext,
+            HrTimerRestart, //
+        },
+        Delta,
+        Instant,
+        Monotonic, //
+    },
+};
+
+use crate::instance::Core;
+
+/// Holds of the lock one callback may take; the lock is released between them. Four holds of
+/// the default 256 entries match the default per-tick budget of 1,024 expiries, and stay in
+/// the tens of microseconds of softirq time on hardware.
+pub(crate) const CALLBACK_HOLDS: usize = 4;
+
+impl HrTimerCallback for Core {
+    type Pointer<'a> = Arc<Self>;
+
+    fn run(this: ArcBorrow<'_, Self>, mut ctx: HrTimerCallbackContext<'_, Self>) -> HrTimerRestart {
+        let now = Instant::<Monotonic>::now();
+        let mut delivered = false;
+        let mut next = None;
+        let mut period = Delta::from_nanos(1);
+        for i in 0..CALLBACK_HOLDS {
+            let (done, more_delivered, arm) = this.hold(|st, work| {
+                let Some(c) = &st.configured else {
+                    return (true, false, None);
+                };
+                let time = c.time;
+                period = time.period();
+                let real = time.tick_at(now);
+                if i == 0 {
+                    st.stats.wakeups += 1;
+                    // Periods this callback runs after the tick it was armed for.
+                    if let Some(armed) = st.armed {
+                        let late = real.wrapping_sub(armed);
+                        if (late as i64) > 0 {
+                            st.stats.overruns += late;
+                        }
+                    }
+                }
+                let (done, delivered) = st.run_to(real, Some(real), work);
+                st.behind = !done;
+                // Never a tick already reached: the timer is forwarded past now anyway, and
+                // `armed` must name the tick it really fires on, for the overrun count.
+                let next = st.next_arm().map(|t| {
+                    if (t.wrapping_sub(real) as i64) > 0 {
+                        t
+                    } else {
+                        real.wrapping_add(1)
+                    }
+                });
+                st.armed = next;
+                (done, delivered, next.map(|t| time.time_of(t)))
+            });
+            delivered |= more_delivered;
+            next = arm;
+            if done {
+                break;
+            }
+        }
+        if delivered {
+            this.readable.notify_all();
+        }
+        match next {
+            Some(when) => {
+                // The first grid point after both `when - 1ns` and now: `when` itself if it is
+                // still ahead, else the next period (never a time already past).
+                let just_before = when - Delta::from_nanos(1);
+                let now = Instant::now();
+                let floor = if (just_before - now).as_nanos() > 0 {
+                    just_before
+                } else {
+                    now
+                };
+                ctx.forward(floor, period);
+                HrTimerRestart::Restart
+            }
+            None => HrTimerRestart::NoRestart,
+        }
+    }
+}

@@ -1,0 +1,625 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One open file of `/dev/timerwheel`: the instance, its lock discipline, and its file
+//! operations (ioctl, read, poll, fdinfo).
+//!
+//! # Holds
+//!
+//! Every access to the state goes through [`Core::hold`]: the spinlock (interrupts masked) is
+//! taken with a [`Work`] budget of `hold_work` entries, and whatever the operation has not
+//! finished when the budget is spent continues in a later hold, after the lock has been
+//! released (and, in process context, after a look at pending signals). Each hold that did
+//! work is counted, with its work and its duration, in the statistics.
+//!
+//! Operations that may span holds take the `slow` mutex first, so that one at a time walks:
+//! a start or reschedule whose placement walks a sorted list (schemes 2 and 5), a batch,
+//! `TW_IOC_ADVANCE` and the instance benches. Nothing sleeps on it for long: its holders
+//! release the spinlock between holds, but not the mutex.
+
+use kernel::{
+    alloc::{
+        flags::GFP_KERNEL,
+        KVVec, //
+    },
+    fs::{
+        file::{
+            flags::O_NONBLOCK,
+            LocalFile, //
+        },
+        File,
+        Kiocb, //
+    },
+    impl_has_hr_timer,
+    ioctl::_IOC_SIZE,
+    iov::IovIterDest,
+    miscdevice::{
+        MiscDevice,
+        MiscDeviceRegistration, //
+    },
+    new_mutex, new_poll_condvar, new_spinlock_irq,
+    prelude::*,
+    seq_file::SeqFile,
+    seq_print,
+    sync::{
+        atomic::ordering,
+        poll::PollCondVar,
+        Arc,
+        Mutex,
+        SpinLockIrq, //
+    },
+    time::{
+        hrtimer::{
+            AbsoluteSoftMode,
+            ArcHrTimerHandle,
+            HrTimer,
+            HrTimerPointer, //
+        },
+        Instant,
+        Monotonic, //
+    },
+    transmute::AsBytes,
+    uaccess::{
+        UserPtr,
+        UserSlice,
+        UserSliceReader,
+        UserSliceWriter, //
+    },
+};
+
+use crate::{
+    params::Params,
+    ring::Ring,
+    state::{
+        State,
+        RECORD, //
+    },
+    uapi::*,
+    wheel::{
+        callout::Callouts,
+        Handle,
+        Scheme,
+        SchemeKind,
+        Work, //
+    },
+};
+
+/// What an instance's clock shares with its file operations.
+#[pin_data]
+pub(crate) struct Core {
+    /// The real clock.
+    #[pin]
+    timer: HrTimer<Self>,
+    #[pin]
+    pub(crate) state: SpinLockIrq<State>,
+    /// Signalled when records are added to the ring; poll waits on it too.
+    #[pin]
+    pub(crate) readable: PollCondVar,
+    /// The most entries of work under one hold of `state` (the `hold_work` parameter).
+    hold_work: usize,
+}
+
+impl_has_hr_timer! {
+    impl HasHrTimer<Self> for Core {
+        mode: AbsoluteSoftMode<Monotonic>, field: self.timer
+    }
+}
+
+impl Core {
+    /// Runs `f` under one hold of the state lock with a budget of `hold_work` entries, and
+    /// counts the hold in the statistics if it did work. Returns `f`'s result and the hold's
+    /// duration in nanoseconds.
+    pub(crate) fn hold_timed<R>(&self, f: impl FnOnce(&mut State, &mut Work) -> R) -> (R, u64) {
+        let mut st = self.state.lock();
+        let start = Instant::<Monotonic>::now();
+        let mut work = Work::new(self.hold_work);
+        let r = f(&mut st, &mut work);
+        let ns = start.elapsed().as_nanos().max(0) as u64;
+        if work.done() > 0 {
+            let s = &mut st.stats;
+            s.holds += 1;
+            s.max_hold_work = s.max_hold_work.max(work.done() as u64);
+            s.max_hold_ns = s.max_hold_ns.max(ns);
+        }
+        (r, ns)
+    }
+
+    /// [`Core::hold_timed`] without the duration.
+    pub(crate) fn hold<R>(&self, f: impl FnOnce(&mut State, &mut Work) -> R) -> R {
+        self.hold_timed(f).0
+    }
+
+    /// Wakes readers and pollers if records were added.
+    fn wake(&self, delivered: bool) {
+        if delivered {
+            self.readable.notify_all();
+        }
+    }
+}
+
+/// One open file of `/dev/timerwheel`.
+///
+/// Fields are dropped in declaration order: the clock handle first (cancelling the hrtimer and
+/// waiting for a running callback), then the core with all its storage.
+#[pin_data]
+pub(crate) struct Instance {
+    /// The real clock's hrtimer handle, once started. Its mutex also serialises configuration
+    /// and arming.
+    #[pin]
+    clock: Mutex<Option<ArcHrTimerHandle<Core>>>,
+    /// Serialises the operations that span holds (see the module documentation).
+    #[pin]
+    slow: Mutex<()>,
+    pub(crate) core: Arc<Core>,
+}
+
+impl Instance {
+    /// The `slow` mutex (see the module documentation).
+    pub(crate) fn slow_lock(
+        &self,
+    ) -> kernel::sync::lock::Guard<'_, (), kernel::sync::lock::mutex::MutexBackend> {
+        self.slow.lock()
+    }
+}
+
+/// Whether the current task has a signal pending.
+pub(crate) fn signalled() -> bool {
+    kernel::current!().signal_pending()
+}
+
+impl Instance {
+    /// Installs the storage and clock for `params`; EBUSY if already configured.
+    fn configure(&self, params: Params) -> Result {
+        let _clock = self.clock.lock();
+        if self.core.state.lock().configured.is_some() {
+            return Err(EBUSY);
+        }
+        // Allocate in process context, outside the spinlock.
+        let callouts = Callouts::new(params.kind, &params.wheel).map_err(errno)?;
+        let ring = Ring::new(params.ring)?;
+        let old = self.core.state.lock().install(callouts, params, ring);
+        drop(old);
+        drop(_clock);
+        // A periodic real clock ticks from the start; a tickless one waits for work.
+        self.arm();
+        Ok(())
+    }
+
+    /// Configures the defaults if nothing is configured yet (the first start on a fresh file).
+    fn ensure_configured(&self) -> Result {
+        if self.core.state.lock().configured.is_some() {
+            return Ok(());
+        }
+        match self.configure(Params::from_uapi(
+            &tw_config::default(),
+            crate::default_tick_ns(),
+        )?) {
+            // Somebody configured it meanwhile: fine.
+            Err(e) if e == EBUSY => Ok(()),
+            r => r,
+        }
+    }
+
+    /// Arms the real clock's hrtimer for the next tick with work, if it is not armed early
+    /// enough (see `clock.rs`).
+    pub(crate) fn arm(&self) {
+        {
+            let st = self.core.state.lock();
+            match (st.next_arm(), st.armed) {
+                (None, _) => return,
+                (Some(t), Some(a)) if (t.wrapping_sub(a) as i64) >= 0 => return,
+                _ => {}
+            }
+        }
+        let mut clock = self.clock.lock();
+        // Cancel, waiting for a running callback: from here on nothing else arms the timer.
+        drop(clock.take());
+        let when = {
+            let mut st = self.core.state.lock();
+            let next = st.next_arm();
+            st.armed = next;
+            let time = st.configured.as_ref().map(|c| c.time);
+            next.zip(time).map(|(t, time)| time.time_of(t))
+        };
+        if let Some(when) = when {
+            *clock = Some(self.core.clone().start(when));
+        }
+    }
+
+    /// Runs a start or reschedule `op` (which returns the handle it placed), finishing a
+    /// placement that walks across holds (schemes 2 and 5) with the lock released in between;
+    /// then arms the clock for it. A signal during the walk cancels a start (EINTR); a
+    /// reschedule is finished regardless, since its old place is gone.
+    fn start_op(
+        &self,
+        cancel_on_signal: bool,
+        op: impl FnOnce(&mut State, &mut Work) -> Result<Handle>,
+    ) -> Result<Handle> {
+        let _slow = self.slow.lock();
+        let (h, mut placing) = self.core.hold(|st, work| {
+            let r = op(st, work);
+            (r, st.placing())
+        });
+        let h = h?;
+        while placing {
+            if cancel_on_signal && signalled() {
+                self.core.hold(|st, _| {
+                    let _ = st.unset(h);
+                    st.stats.started -= 1;
+                    st.stats.stopped -= 1;
+                });
+                return Err(EINTR);
+            }
+            placing = !self.core.hold(|st, work| st.place(work));
+        }
+        self.arm();
+        Ok(h)
+    }
+
+    fn ioctl_configure(&self, mut r: UserSliceReader) -> Result {
+        let c: tw_config = r.read()?;
+        self.configure(Params::from_uapi(&c, crate::default_tick_ns())?)
+    }
+
+    fn ioctl_set(&self, user: UserSlice) -> Result {
+        let (mut r, mut w) = user.reader_writer();
+        let mut req: tw_set = r.read()?;
+        self.ensure_configured()?;
+        let h = self.start_op(true, |st, work| {
+            st.set(req.ticks, req.latest, req.cookie, work)
+        })?;
+        req.handle = h.to_raw();
+        self.write_back(&mut w, &req, h)
+    }
+
+    fn ioctl_timeout(&self, user: UserSlice) -> Result {
+        let (mut r, mut w) = user.reader_writer();
+        let mut req: tw_timeout = r.read()?;
+        self.ensure_configured()?;
+        let h = self.start_op(true, |st, work| {
+            st.timeout(req.func, req.arg, req.ticks, req.latest, work)
+        })?;
+        req.handle = h.to_raw();
+        self.write_back(&mut w, &req, h)
+    }
+
+    /// Writes a new callout's handle back; if that fails, the callout is cancelled again, so
+    /// that a bad pointer leaves nothing behind that its caller cannot name.
+    fn write_back<T: AsBytes>(&self, w: &mut UserSliceWriter, v: &T, h: Handle) -> Result {
+        w.write(v).inspect_err(|_| {
+            self.core.hold(|st, _| {
+                if st.unset(h).is_ok() {
+                    st.stats.started -= 1;
+                    st.stats.stopped -= 1;
+                }
+            });
+        })
+    }
+
+    fn ioctl_unset(&self, mut r: UserSliceReader) -> Result {
+        let h = Handle::from_raw(r.read()?);
+        self.core.hold(|st, work| {
+            work.spend(1);
+            st.unset(h)
+        })
+    }
+
+    fn ioctl_untimeout(&self, mut r: UserSliceReader) -> Result {
+        let req: tw_untimeout = r.read()?;
+        self.core.hold(|st, work| {
+            work.spend(1);
+            st.untimeout(req.func, req.arg)
+        })
+    }
+
+    fn ioctl_reset(&self, mut r: UserSliceReader) -> Result {
+        let req: tw_reset = r.read()?;
+        let h = Handle::from_raw(req.handle);
+        self.start_op(false, |st, work| {
+            st.reset(h, req.ticks, req.latest, work).map(|()| h)
+        })
+        .map(|_| ())
+    }
+
+    fn ioctl_query(&self, user: UserSlice) -> Result {
+        let (mut r, mut w) = user.reader_writer();
+        let mut q: tw_query = r.read()?;
+        if q.reserved != 0 {
+            return Err(EINVAL);
+        }
+        self.core.state.lock().query(&mut q);
+        w.write(&q)
+    }
+
+    fn ioctl_advance(&self, mut r: UserSliceReader) -> Result {
+        let n: u64 = r.read()?;
+        let _slow = self.slow.lock();
+        let target = {
+            let st = self.core.state.lock();
+            match &st.configured {
+                Some(c)
+                    if c.params.clock == TW_CLOCK_MANUAL && (1..=TW_MAX_ADVANCE).contains(&n) =>
+                {
+                    c.callouts.scheme().now().wrapping_add(n)
+                }
+                _ => return Err(EINVAL),
+            }
+        };
+        loop {
+            let (done, delivered) = self.core.hold(|st, work| st.run_to(target, None, work));
+            self.core.wake(delivered);
+            if done {
+                return Ok(());
+            }
+            if signalled() {
+                return Err(EINTR);
+            }
+        }
+    }
+
+    fn ioctl_batch(&self, mut r: UserSliceReader) -> Result {
+        let b: tw_batch = r.read()?;
+        if b.count == 0 || b.count > TW_MAX_BATCH || b.reserved != 0 {
+            return Err(EINVAL);
+        }
+        let count = b.count as usize;
+        let user = UserSlice::new(
+            UserPtr::from_addr(b.ops as usize),
+            count * core::mem::size_of::<tw_op>(),
+        );
+        let (mut r, mut w) = user.reader_writer();
+        // Read every operation once, before running any: a bad pointer runs nothing.
+        let mut ops = KVVec::with_capacity(count, GFP_KERNEL)?;
+        for _ in 0..count {
+            ops.push(r.read::<tw_op>()?, GFP_KERNEL)?;
+        }
+        self.ensure_configured()?;
+        let interrupted = self.run_batch(&mut ops);
+        self.arm();
+        for op in ops.iter() {
+            w.write(op)?;
+        }
+        if interrupted {
+            Err(EINTR)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Runs a batch in holds; returns whether a signal cut it short (the operations not run
+    /// say -EINTR).
+    fn run_batch(&self, ops: &mut [tw_op]) -> bool {
+        let _slow = self.slow.lock();
+        let mut next = 0;
+        // The operation whose placement is still walking, if any.
+        let mut placing: Option<usize> = None;
+        while next < ops.len() || placing.is_some() {
+            if signalled() {
+                if let Some(i) = placing {
+                    // A start cut short leaves nothing; a reschedule is finished below.
+                    if matches!(ops[i].op, TW_OP_SET | TW_OP_TIMEOUT | TW_OP_RESET) {
+                        let h = Handle::from_raw(ops[i].handle);
+                        self.core.hold(|st, _| {
+                            if st.unset(h).is_ok() {
+                                st.stats.started -= 1;
+                                st.stats.stopped -= 1;
+                            }
+                        });
+                        ops[i].result = EINTR.to_errno();
+                        placing = None;
+                    }
+                }
+                if placing.is_none() {
+                    for op in &mut ops[next..] {
+                        op.result = EINTR.to_errno();
+                    }
+                    return true;
+                }
+            }
+            self.core.hold(|st, work| {
+                if placing.is_some() {
+                    if !st.place(work) {
+                        return;
+                    }
+                    placing = None;
+                }
+                while next < ops.len() && !work.is_spent() {
+                    st.run_op(&mut ops[next], work);
+                    next += 1;
+                    if st.placing() {
+                        placing = Some(next - 1);
+                        return;
+                    }
+                }
+            });
+        }
+        false
+    }
+
+    fn ioctl_stats(&self, mut w: UserSliceWriter) -> Result {
+        let s = self.core.state.lock().snapshot();
+        w.write(&s)
+    }
+
+    /// `read(2)`: whole records, oldest first; blocks (interruptibly) until there is one.
+    fn read(&self, nonblock: bool, iov: &mut IovIterDest<'_>) -> Result<usize> {
+        /// Records moved out of the ring per hold: the copy to user space happens outside it.
+        const CHUNK: usize = 16;
+        let want = iov.len() / RECORD;
+        if want == 0 {
+            return Err(EINVAL);
+        }
+        let mut buf = [tw_fired::default(); CHUNK];
+        let mut total = 0;
+        while total < want {
+            let n = {
+                let mut st = self.core.state.lock();
+                if total == 0 {
+                    while st.ring.is_empty() {
+                        if nonblock {
+                            return Err(EAGAIN);
+                        }
+                        if self.core.readable.wait_interruptible(&mut st) {
+                            return Err(ERESTARTSYS);
+                        }
+                    }
+                }
+                st.ring.take(&mut buf[..CHUNK.min(want - total)])
+            };
+            if n == 0 {
+                break;
+            }
+            let mut copied = 0;
+            while copied < n && iov.copy_to_iter(buf[copied].as_bytes()) == RECORD {
+                copied += 1;
+            }
+            total += copied;
+            if copied < n {
+                // The copy faulted: the records not delivered go back for another reader.
+                let mut st = self.core.state.lock();
+                let lost = st.ring.put_back(&buf[copied..n]);
+                st.stats.ring_drops += lost as u64;
+                break;
+            }
+        }
+        if total == 0 {
+            return Err(EFAULT);
+        }
+        Ok(total * RECORD)
+    }
+}
+
+/// `TW_IOC_INFO`.
+fn ioctl_info(mut w: UserSliceWriter) -> Result {
+    let poll = if cfg!(tw_misc_poll) {
+        TW_FEATURE_POLL
+    } else {
+        0
+    };
+    let info = tw_info {
+        version: TW_VERSION,
+        schemes: SchemeKind::ALL.iter().fold(0, |m, k| m | 1 << (*k as u32)),
+        features: poll | TW_FEATURE_TICKLESS | TW_FEATURE_RANGE,
+        hold_work: crate::hold_work() as u32,
+        instances: crate::INSTANCES.load(ordering::Relaxed),
+        uptime_ns: crate::uptime_ns(),
+    };
+    w.write(&info)
+}
+
+/// The `MiscDevice` implementation; `$($extra)*` adds the hooks the kernel may lack.
+macro_rules! misc_device {
+    ($($extra:item)*) => {
+        #[vtable]
+        impl MiscDevice for Instance {
+            type Ptr = Pin<KBox<Self>>;
+
+            fn open(_file: &File, _misc: &MiscDeviceRegistration<Self>) -> Result<Pin<KBox<Self>>> {
+                let core = Arc::pin_init(
+                    try_pin_init!(Core {
+                        timer <- HrTimer::new(),
+                        state <- new_spinlock_irq!(State::new(), "timerwheel_state"),
+                        readable <- new_poll_condvar!("timerwheel_readable"),
+                        hold_work: crate::hold_work(),
+                    }),
+                    GFP_KERNEL,
+                )?;
+                let me = KBox::try_pin_init(
+                    try_pin_init!(Instance {
+                        clock <- new_mutex!(None, "timerwheel_clock"),
+                        slow <- new_mutex!((), "timerwheel_slow"),
+                        core,
+                    }),
+                    GFP_KERNEL,
+                )?;
+                crate::INSTANCES.add(1, ordering::Relaxed);
+                Ok(me)
+            }
+
+            fn release(device: Self::Ptr, _file: &File) {
+                drop(device);
+                crate::INSTANCES.fetch_sub(1u64, ordering::Relaxed);
+            }
+
+            fn ioctl(me: Pin<&Instance>, _file: &File, cmd: u32, arg: usize) -> Result<isize> {
+                let user = UserSlice::new(UserPtr::from_addr(arg), _IOC_SIZE(cmd));
+                match cmd {
+                    TW_IOC_INFO => ioctl_info(user.writer()),
+                    TW_IOC_CONFIGURE => me.ioctl_configure(user.reader()),
+                    TW_IOC_SETCALLOUT => me.ioctl_set(user),
+                    TW_IOC_UNSETCALLOUT => me.ioctl_unset(user.reader()),
+                    TW_IOC_TIMEOUT => me.ioctl_timeout(user),
+                    TW_IOC_UNTIMEOUT => me.ioctl_untimeout(user.reader()),
+                    TW_IOC_ADVANCE => me.ioctl_advance(user.reader()),
+                    TW_IOC_BATCH => me.ioctl_batch(user.reader()),
+                    TW_IOC_STATS => me.ioctl_stats(user.writer()),
+                    TW_IOC_BENCH => me.ioctl_bench(user),
+                    TW_IOC_RESET => me.ioctl_reset(user.reader()),
+                    TW_IOC_QUERY => me.ioctl_query(user),
+                    _ => Err(ENOTTY),
+                }
+                .map(|()| 0)
+            }
+
+            fn read_iter(kiocb: Kiocb<'_, Self::Ptr>, iov: &mut IovIterDest<'_>) -> Result<usize> {
+                // SAFETY: `kiocb.as_raw()` is the live kiocb of this read, whose `ki_filp` is the
+                // file being read and holds a reference for the whole call. read(2) on a
+                // character device takes no `f_pos_lock`, and the only `fdget_pos` active on it
+                // in this call is this thread's own: `LocalFile`'s requirement. The `Kiocb`
+                // abstraction does not expose the file, and its flags (O_NONBLOCK, changeable by
+                // fcntl) must be read now.
+                let file = unsafe { LocalFile::from_raw_file((*kiocb.as_raw()).ki_filp) };
+                let nonblock = file.flags() & O_NONBLOCK != 0;
+                kiocb.file().read(nonblock, iov)
+            }
+
+            fn show_fdinfo(me: Pin<&Instance>, m: &SeqFile, _file: &File) {
+                let s = me.core.state.lock().snapshot();
+                let fields = [
+                    ("scheme", s.scheme),
+                    ("flags", s.flags),
+                    ("outstanding", s.outstanding),
+                    ("started", s.started),
+                    ("stopped", s.stopped),
+                    ("fired", s.fired),
+                    ("now", s.now),
+                    ("ticks", s.ticks),
+                    ("skipped", s.skipped),
+                    ("wakeups", s.wakeups),
+                    ("overruns", s.overruns),
+                    ("carried", s.carried),
+                    ("queued", s.queued),
+                    ("ring_used", s.ring_used),
+                    ("ring_drops", s.ring_drops),
+                    ("holds", s.holds),
+                    ("max_hold_work", s.max_hold_work),
+                    ("max_hold_ns", s.max_hold_ns),
+                    ("max_tick_work", s.max_tick_work),
+                    ("memory_bytes", s.memory_bytes),
+                ];
+                for (k, v) in fields {
+                    seq_print!(m, "{}: {}\n", k, v);
+                }
+            }
+
+            $($extra)*
+        }
+    };
+}
+
+// Poll for Rust misc devices is a kernel patch of this project (scripts/kernel-patches/);
+// Kbuild sets `tw_misc_poll` where the kernel has it. Without it the file has no poll hook,
+// and poll/select/epoll see it as always readable, as for any file without one.
+#[cfg(tw_misc_poll)]
+misc_device! {
+    fn poll(me: Pin<&Instance>, file: &File, table: &kernel::sync::poll::PollTable<'_>) -> u32 {
+        table.register_wait(file, &me.core.readable);
+        if me.core.state.lock().ring.is_empty() {
+            0
+        } else {
+            kernel::bindings::POLLIN | kernel::bindings::POLLRDNORM
+        }
+    }
+}
+
+#[cfg(not(tw_misc_poll))]
+misc_device! {}

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! An instance's parameters: a `struct tw_config` checked and completed with the defaults.
+
+use kernel::prelude::*;
+
+use crate::{
+    uapi::*,
+    wheel::{
+        self,
+        SchemeKind, //
+    },
+};
+
+/// A validated `struct tw_config`, defaults filled in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Params {
+    pub(crate) kind: SchemeKind,
+    pub(crate) clock: u32,
+    pub(crate) periodic: bool,
+    pub(crate) wheel: wheel::Config,
+    pub(crate) tick_ns: u64,
+    pub(crate) ring: u32,
+    pub(crate) budget: u32,
+}
+
+impl Params {
+    /// Checks every field of a `struct tw_config`; EINVAL for anything out of range.
+    /// `default_tick_ns` stands in for a `tick_ns` of 0 (the `tick_us` module parameter).
+    pub(crate) fn from_uapi(c: &tw_config, default_tick_ns: u64) -> Result<Self> {
+        let kind =
+            SchemeKind::from_number(or_default(c.scheme, TW_DEFAULT_SCHEME)).ok_or(EINVAL)?;
+        let capacity = or_default(c.capacity, TW_DEFAULT_CAPACITY);
+        let max_capacity = if kind == SchemeKind::Straightforward {
+            TW_MAX_CAPACITY_SCHEME1
+        } else {
+            TW_MAX_CAPACITY
+        };
+        let slots = or_default(c.slots, TW_DEFAULT_SLOTS);
+        let tick_ns = if c.tick_ns == 0 {
+            default_tick_ns
+        } else {
+            c.tick_ns
+        };
+        let ring = or_default(c.ring, TW_DEFAULT_RING);
+        let budget = or_default(c.budget, TW_DEFAULT_BUDGET);
+        if !matches!(c.clock, TW_CLOCK_REAL | TW_CLOCK_MANUAL)
+            || capacity > max_capacity
+            || slots > TW_MAX_SLOTS
+            || !(TW_MIN_TICK_NS..=TW_MAX_TICK_NS).contains(&tick_ns)
+            || ring > TW_MAX_RING
+            || budget > TW_MAX_BUDGET
+            || c.flags & !TW_CONFIG_PERIODIC != 0
+            || c.reserved != 0
+        {
+            return Err(EINVAL);
+        }
+        Ok(Params {
+            kind,
+            clock: c.clock,
+            periodic: c.flags & TW_CONFIG_PERIODIC != 0,
+            wheel: wheel::Config {
+                capacity,
+                slots,
+                start: c.start_tick,
+            },
+            tick_ns,
+            ring,
+            budget,
+        })
+    }
+
+    /// How the scheme's clock runs.
+    pub(crate) fn clock_mode(&self) -> wheel::Clock {
+        if self.periodic {
+            wheel::Clock::Periodic
+        } else {
+            wheel::Clock::Tickless
+        }
+    }
+
+    /// The `flags` word of `struct tw_stats`.
+    pub(crate) fn flags(&self) -> u64 {
+        if self.periodic {
+            u64::from(TW_CONFIG_PERIODIC)
+        } else {
+            0
+        }
+    }
+}
+
+/// `v`, or `default` where `v` is 0.
+fn or_default(v: u32, default: u32) -> u32 {
+    if v == 0 {
+        default
+    } else {
+        v
+    }
+}
+
+#[kunit_tests(rust_timerwheel_params)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_defaults_and_limits() {
+        let p = Params::from_uapi(&tw_config::default(), TW_DEFAULT_TICK_NS).unwrap();
+        assert_eq!(p.kind, SchemeKind::HashedUnsorted);
+        assert_eq!(p.wheel.capacity, TW_DEFAULT_CAPACITY);
+        assert_eq!(p.tick_ns, TW_DEFAULT_TICK_NS);
+        assert_eq!(p.budget, TW_DEFAULT_BUDGET);
+        assert!(!p.periodic);
+        let d = tw_config::default;
+        let bad = [
+            tw_config { scheme: 8, ..d() },
+            tw_config { clock: 2, ..d() },
+            tw_config {
+                capacity: TW_MAX_CAPACITY + 1,
+                ..d()
+            },
+            tw_config {
+                scheme: 1,
+                capacity: TW_MAX_CAPACITY_SCHEME1 + 1,
+                ..d()
+            },
+            tw_config {
+                tick_ns: TW_MIN_TICK_NS - 1,
+                ..d()
+            },
+            tw_config {
+                tick_ns: TW_MAX_TICK_NS + 1,
+                ..d()
+            },
+            tw_config {
+                ring: TW_MAX_RING + 1,
+                ..d()
+            },
+            tw_config {
+                budget: TW_MAX_BUDGET + 1,
+                ..d()
+            },
+            tw_config { flags: 2, ..d() },
+            tw_config { reserved: 1, ..d() },
+        ];
+        for c in &bad {
+            assert_eq!(Params::from_uapi(c, TW_DEFAULT_TICK_NS), Err(EINVAL));
+        }
+        let p = Params::from_uapi(
+            &tw_config {
+                flags: TW_CONFIG_PERIODIC,
+                ..d()
+            },
+            TW_MIN_TICK_NS,
+        )
+        .unwrap();
+        assert!(p.periodic);
+        assert_eq!(p.tick_ns, TW_MIN_TICK_NS);
+    }
+}

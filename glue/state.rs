@@ -1,0 +1,568 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! An instance's state: what its clock and its file operations share under one spinlock.
+//!
+//! Everything here runs with the lock held and interrupts masked, so every method takes a
+//! [`Work`] budget and stops when it is spent: the caller (`instance.rs`) releases the lock and
+//! calls again. Nothing here allocates, sleeps or touches user memory.
+
+use core::{
+    mem::size_of,
+    num::NonZeroU64, //
+};
+use kernel::{
+    alloc::{
+        flags::GFP_KERNEL_ACCOUNT,
+        KVVec, //
+    },
+    prelude::*,
+    time::{
+        Delta,
+        Instant,
+        Monotonic, //
+    },
+};
+
+use crate::{
+    params::Params,
+    ring::{
+        record,
+        Ring, //
+    },
+    uapi::*,
+    wheel::{
+        self,
+        callout::Callouts,
+        Advanced,
+        Handle,
+        Scheme,
+        Work, //
+    },
+};
+
+/// [`wheel::Storage`] in kernel memory: `kvmalloc`, charged to the caller's memory cgroup
+/// (the allocations are sized by a user process).
+pub(crate) struct KernelStorage;
+
+impl wheel::Storage for KernelStorage {
+    type Buf<T> = KVVec<T>;
+
+    fn alloc<T>(
+        len: usize,
+        mut init: impl FnMut(usize) -> T,
+    ) -> core::result::Result<KVVec<T>, wheel::Error> {
+        let mut v =
+            KVVec::with_capacity(len, GFP_KERNEL_ACCOUNT).map_err(|_| wheel::Error::NoMemory)?;
+        for i in 0..len {
+            // Within the capacity reserved above: this does not allocate.
+            v.push(init(i), GFP_KERNEL_ACCOUNT)
+                .map_err(|_| wheel::Error::NoMemory)?;
+        }
+        Ok(v)
+    }
+}
+
+/// Where ticks sit in time: tick `start` at `origin`, one every `period_ns`.
+#[derive(Clone, Copy)]
+pub(crate) struct TickTime {
+    origin: Instant<Monotonic>,
+    start: u64,
+    period_ns: NonZeroU64,
+}
+
+impl TickTime {
+    /// Tick `start` now.
+    pub(crate) fn new(start: u64, period_ns: u64) -> Self {
+        TickTime {
+            origin: Instant::now(),
+            start,
+            // Configuration checks the period against TW_MIN_TICK_NS.
+            period_ns: NonZeroU64::new(period_ns).unwrap_or(NonZeroU64::MIN),
+        }
+    }
+
+    /// The period.
+    pub(crate) fn period(&self) -> Delta {
+        // Lossless: periods are at most TW_MAX_TICK_NS.
+        Delta::from_nanos(self.period_ns.get() as i64)
+    }
+
+    /// When tick `tick` is due (saturating far in the future).
+    pub(crate) fn time_of(&self, tick: u64) -> Instant<Monotonic> {
+        let ns = tick
+            .wrapping_sub(self.start)
+            .saturating_mul(self.period_ns.get());
+        self.origin + Delta::from_nanos(ns.min(i64::MAX as u64 / 2) as i64)
+    }
+
+    /// The last tick due at or before `t`.
+    pub(crate) fn tick_at(&self, t: Instant<Monotonic>) -> u64 {
+        let ns = (t - self.origin).as_nanos().max(0) as u64;
+        self.start.wrapping_add(ns / self.period_ns)
+    }
+}
+
+/// What configuration installs: the scheme with its callout layer, and the parameters.
+pub(crate) struct Configured {
+    pub(crate) callouts: Callouts<KernelStorage>,
+    pub(crate) params: Params,
+    /// The real clock's time base (manual clock: unused).
+    pub(crate) time: TickTime,
+}
+
+/// Everything the clock and the file operations share.
+pub(crate) struct State {
+    /// `None` until configured.
+    pub(crate) configured: Option<Configured>,
+    pub(crate) ring: Ring,
+    pub(crate) stats: tw_stats,
+    /// Expiries the tick the clock stands on may still process (the per-tick budget).
+    tick_budget: u32,
+    /// Expiries the current tick has processed.
+    tick_work: u64,
+    /// Ticks the clock stopped on (expiry processing ran); the rest were skipped.
+    stops: u64,
+    /// The tick the real clock's hrtimer is armed for, if it is.
+    pub(crate) armed: Option<u64>,
+    /// A real-clock catch-up ran out of work: the next period continues it.
+    pub(crate) behind: bool,
+}
+
+impl State {
+    pub(crate) fn new() -> Self {
+        State {
+            configured: None,
+            ring: Ring::empty(),
+            stats: tw_stats::default(),
+            tick_budget: 0,
+            tick_work: 0,
+            stops: 0,
+            armed: None,
+            behind: false,
+        }
+    }
+
+    /// Installs a configuration.
+    pub(crate) fn install(
+        &mut self,
+        callouts: Callouts<KernelStorage>,
+        params: Params,
+        ring: Ring,
+    ) -> Ring {
+        self.configured = Some(Configured {
+            callouts,
+            params,
+            time: TickTime::new(params.wheel.start, params.tick_ns),
+        });
+        self.stats = tw_stats {
+            scheme: params.kind as u64,
+            flags: params.flags(),
+            ..tw_stats::default()
+        };
+        self.tick_budget = params.budget;
+        core::mem::replace(&mut self.ring, ring)
+    }
+
+    /// The configured callouts; EINVAL before configuration.
+    pub(crate) fn callouts(&mut self) -> Result<&mut Callouts<KernelStorage>> {
+        self.configured
+            .as_mut()
+            .map(|c| &mut c.callouts)
+            .ok_or(EINVAL)
+    }
+
+    /// The parameters configured, if configured.
+    pub(crate) fn params(&self) -> Option<Params> {
+        self.configured.as_ref().map(|c| c.params)
+    }
+
+    /// Whether a placement walks across holds (schemes 2 and 5).
+    pub(crate) fn placing(&self) -> bool {
+        self.configured
+            .as_ref()
+            .is_some_and(|c| c.callouts.placing())
+    }
+
+    /// Continues a placement within `work`; `true` once done.
+    pub(crate) fn place(&mut self, work: &mut Work) -> bool {
+        match &mut self.configured {
+            Some(c) => c.callouts.place(work),
+            None => true,
+        }
+    }
+
+    pub(crate) fn set(
+        &mut self,
+        ticks: u64,
+        latest: u64,
+        cookie: u64,
+        work: &mut Work,
+    ) -> Result<Handle> {
+        let latest = range(ticks, latest)?;
+        let h = self
+            .callouts()?
+            .setcallout_range(ticks, latest, cookie, work)
+            .map_err(errno)?;
+        self.stats.started += 1;
+        Ok(h)
+    }
+
+    pub(crate) fn unset(&mut self, h: Handle) -> Result {
+        self.callouts()
+            .map_err(|_| ENOENT)?
+            .unsetcallout(h)
+            .map_err(errno)?;
+        self.stats.stopped += 1;
+        Ok(())
+    }
+
+    pub(crate) fn timeout(
+        &mut self,
+        func: u64,
+        arg: u64,
+        ticks: u64,
+        latest: u64,
+        work: &mut Work,
+    ) -> Result<Handle> {
+        // A function pointer is never 0; the bench uses that key, so no user can collide.
+        if func == 0 {
+            return Err(EINVAL);
+        }
+        let latest = range(ticks, latest)?;
+        let h = self
+            .callouts()?
+            .timeout_range(func, arg, ticks, latest, work)
+            .map_err(errno)?;
+        self.stats.started += 1;
+        Ok(h)
+    }
+
+    pub(crate) fn untimeout(&mut self, func: u64, arg: u64) -> Result {
+        self.callouts()
+            .map_err(|_| ENOENT)?
+            .untimeout(func, arg)
+            .map_err(errno)?;
+        self.stats.stopped += 1;
+        Ok(())
+    }
+
+    /// `mod_timer`: the callout keeps its handle.
+    pub(crate) fn reset(&mut self, h: Handle, ticks: u64, latest: u64, work: &mut Work) -> Result {
+        let latest = range(ticks, latest)?;
+        self.callouts()
+            .map_err(|_| ENOENT)?
+            .reset(h, ticks, latest, work)
+            .map_err(errno)
+    }
+
+    /// `TW_IOC_QUERY`.
+    pub(crate) fn query(&self, q: &mut tw_query) {
+        let (deadline, now) = match &self.configured {
+            Some(c) => (
+                c.callouts.deadline(Handle::from_raw(q.handle)),
+                c.callouts.scheme().now(),
+            ),
+            None => (None, 0),
+        };
+        q.pending = u32::from(deadline.is_some());
+        q.deadline = deadline.unwrap_or(0);
+        q.now = now;
+    }
+
+    /// One operation of a batch; its result goes into the operation.
+    pub(crate) fn run_op(&mut self, op: &mut tw_op, work: &mut Work) {
+        work.spend(1);
+        let r = match op.op {
+            TW_OP_SET => self
+                .set(op.a, 0, op.b, work)
+                .map(|h| op.handle = h.to_raw()),
+            TW_OP_UNSET => self.unset(Handle::from_raw(op.handle)),
+            TW_OP_TIMEOUT => self
+                .timeout(op.a, op.b, op.c, 0, work)
+                .map(|h| op.handle = h.to_raw()),
+            TW_OP_UNTIMEOUT => self.untimeout(op.a, op.b),
+            TW_OP_RESET => self
+                .unset(Handle::from_raw(op.handle))
+                .and_then(|()| self.set(op.a, 0, op.b, work))
+                .map(|h| op.handle = h.to_raw()),
+            TW_OP_MOD => self.reset(Handle::from_raw(op.handle), op.a, op.b, work),
+            _ => Err(EINVAL),
+        };
+        op.result = match r {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        };
+    }
+
+    /// Runs the clock towards tick `target` within `work`: the scheme's bookkeeping, then the
+    /// expiries of each tick it stops on, at most `budget` per tick (the rest are carried to
+    /// the next tick, one tick at a time). Records are stamped with the later of the scheme's
+    /// tick and `real`, the tick of the real clock now (`None`: the manual clock), so that
+    /// lateness shows when the clock runs behind. Returns `(done, delivered)`: whether the clock stands on `target` with its
+    /// expiries processed (or carried), and whether records were added to the ring.
+    pub(crate) fn run_to(
+        &mut self,
+        target: u64,
+        real: Option<u64>,
+        work: &mut Work,
+    ) -> (bool, bool) {
+        match self.params() {
+            Some(p) => self.run_to_with(target, real, p.clock_mode(), work),
+            None => (true, false),
+        }
+    }
+
+    /// [`State::run_to`] with the scheme's clock run as `clock` says, whatever the
+    /// configuration (the tick bench measures the paper's periodic bookkeeping).
+    pub(crate) fn run_to_with(
+        &mut self,
+        target: u64,
+        real: Option<u64>,
+        clock: wheel::Clock,
+        work: &mut Work,
+    ) -> (bool, bool) {
+        let State {
+            configured: Some(Configured {
+                callouts, params, ..
+            }),
+            ring,
+            stats,
+            tick_budget,
+            tick_work,
+            stops,
+            ..
+        } = self
+        else {
+            return (true, false);
+        };
+        let mut delivered = false;
+        loop {
+            // The expiries of the tick the clock stands on, within the per-tick budget.
+            while *tick_budget > 0 && callouts.scheme().queued() > 0 {
+                if work.is_spent() {
+                    return (false, delivered);
+                }
+                let Some(fired) = callouts.pop_expired() else {
+                    break;
+                };
+                work.spend(1);
+                *tick_budget -= 1;
+                *tick_work += 1;
+                let now = callouts.scheme().now();
+                let at = match real {
+                    Some(real) if (real.wrapping_sub(now) as i64) > 0 => real,
+                    _ => now,
+                };
+                delivered |= record(ring, stats, &fired, at);
+            }
+            let now = callouts.scheme().now();
+            if now == target {
+                return (true, delivered);
+            }
+            if work.is_spent() {
+                return (false, delivered);
+            }
+            // Carried expiries, or the paper's periodic tick: one tick at a time.
+            let left = callouts.scheme().queued();
+            let step = if clock == wheel::Clock::Periodic || left > 0 {
+                now.wrapping_add(1)
+            } else {
+                target
+            };
+            match callouts.advance(step, clock, work) {
+                Advanced::OutOfWork => return (false, delivered),
+                Advanced::Reached | Advanced::Due => {
+                    // The clock stands on a new tick: its budget starts afresh.
+                    stats.carried += left as u64;
+                    stats.max_tick_work = stats.max_tick_work.max(*tick_work);
+                    *tick_work = 0;
+                    *tick_budget = params.budget;
+                    *stops += 1;
+                }
+            }
+        }
+    }
+
+    /// The tick the real clock's hrtimer should fire on next, or `None` for none: the next
+    /// tick while expiries are carried, a catch-up is behind, or the clock is periodic; else
+    /// the scheme's next work.
+    pub(crate) fn next_arm(&self) -> Option<u64> {
+        let c = self.configured.as_ref()?;
+        if c.params.clock != TW_CLOCK_REAL {
+            return None;
+        }
+        let now = c.callouts.scheme().now();
+        if self.behind || c.params.periodic || c.callouts.scheme().queued() > 0 {
+            return Some(now.wrapping_add(1));
+        }
+        c.callouts.next_work()
+    }
+
+    /// The statistics, with the gauges read now.
+    pub(crate) fn snapshot(&self) -> tw_stats {
+        let mut s = self.stats;
+        if let Some(c) = &self.configured {
+            let scheme = c.callouts.scheme();
+            s.outstanding = scheme.len() as u64;
+            s.queued = scheme.queued() as u64;
+            s.now = scheme.now();
+            s.ticks = scheme.now().wrapping_sub(c.params.wheel.start);
+            s.skipped = s.ticks.saturating_sub(self.stops);
+            s.memory_bytes = (c.callouts.memory_bytes() + self.ring.memory_bytes()) as u64;
+        }
+        s.ring_used = self.ring.len() as u64;
+        s
+    }
+}
+
+/// The last tick of a range `[ticks, latest]` (`latest` 0: exactly `ticks`), checked.
+fn range(ticks: u64, latest: u64) -> Result<u64> {
+    if ticks == 0 || ticks > TW_MAX_TICKS {
+        return Err(EINVAL);
+    }
+    match latest {
+        0 => Ok(ticks),
+        l if l < ticks || l > TW_MAX_TICKS => Err(EINVAL),
+        l => Ok(l),
+    }
+}
+
+/// Bytes of one expiry record.
+pub(crate) const RECORD: usize = size_of::<tw_fired>();
+
+use crate::uapi::errno;
+
+#[kunit_tests(rust_timerwheel_state)]
+mod tests {
+    use super::*;
+    use crate::wheel::SchemeKind;
+
+    fn state(scheme: u32, budget: u32) -> State {
+        let p = Params::from_uapi(
+            &tw_config {
+                scheme,
+                clock: TW_CLOCK_MANUAL,
+                capacity: 64,
+                ring: 4,
+                budget,
+                ..tw_config::default()
+            },
+            TW_DEFAULT_TICK_NS,
+        )
+        .unwrap();
+        let mut st = State::new();
+        st.install(
+            Callouts::new(p.kind, &p.wheel).unwrap(),
+            p,
+            Ring::new(p.ring).unwrap(),
+        );
+        st
+    }
+
+    fn run(st: &mut State, target: u64) {
+        while !st.run_to(target, None, &mut Work::new(8)).0 {}
+    }
+
+    #[test]
+    fn budget_carries_over_and_full_ring_counts_drops() {
+        for kind in SchemeKind::ALL {
+            let mut st = state(kind as u32, 2);
+            for i in 0..5 {
+                st.set(1, 0, i, &mut Work::unlimited()).unwrap();
+            }
+            run(&mut st, 1);
+            // Budget 2: two records now, three carried.
+            assert_eq!(st.ring.len(), 2);
+            assert_eq!(st.snapshot().queued, 3);
+            run(&mut st, 3);
+            // Ring of 4: the fifth record is dropped and counted.
+            let s = st.snapshot();
+            assert_eq!(s.fired, 5);
+            assert_eq!(s.ring_drops, 1);
+            assert_eq!(st.ring.len(), 4);
+            assert_eq!(s.carried, 3 + 1);
+            assert_eq!(s.lateness[0] + s.lateness[1] + s.lateness[2], 5);
+            assert_eq!(s.outstanding, 0);
+        }
+    }
+
+    #[test]
+    fn idle_ticks_are_skipped_and_firing_stays_exact() {
+        for kind in SchemeKind::ALL {
+            let mut st = state(kind as u32, 16);
+            st.set(40, 0, 7, &mut Work::unlimited()).unwrap();
+            run(&mut st, 100);
+            let s = st.snapshot();
+            assert_eq!(s.fired, 1);
+            assert_eq!(s.lateness[0], 1);
+            assert_eq!(s.ticks, 100);
+            assert_eq!(st.ring.len(), 1);
+        }
+    }
+
+    #[test]
+    fn ranges_are_checked() {
+        assert_eq!(range(0, 0), Err(EINVAL));
+        assert_eq!(range(5, 0), Ok(5));
+        assert_eq!(range(5, 4), Err(EINVAL));
+        assert_eq!(range(5, 9), Ok(9));
+        assert_eq!(range(TW_MAX_TICKS + 1, 0), Err(EINVAL));
+    }
+
+    #[test]
+    fn batch_ops_report_their_errno() {
+        let mut st = state(6, 16);
+        let w = &mut Work::unlimited();
+        let mut set = tw_op {
+            op: TW_OP_SET,
+            a: 3,
+            b: 7,
+            ..tw_op::default()
+        };
+        st.run_op(&mut set, w);
+        assert_eq!(set.result, 0);
+        let mut reset = tw_op {
+            op: TW_OP_RESET,
+            a: 5,
+            b: 8,
+            handle: set.handle,
+            ..tw_op::default()
+        };
+        st.run_op(&mut reset, w);
+        assert_eq!(reset.result, 0);
+        let mut stale = tw_op {
+            op: TW_OP_UNSET,
+            handle: set.handle,
+            ..tw_op::default()
+        };
+        st.run_op(&mut stale, w);
+        assert_eq!(stale.result, ENOENT.to_errno());
+        let mut moved = tw_op {
+            op: TW_OP_MOD,
+            a: 9,
+            handle: reset.handle,
+            ..tw_op::default()
+        };
+        st.run_op(&mut moved, w);
+        assert_eq!(moved.result, 0);
+        let mut q = tw_query {
+            handle: reset.handle,
+            ..tw_query::default()
+        };
+        st.query(&mut q);
+        assert_eq!((q.pending, q.deadline), (1, 9));
+        let mut bad = tw_op {
+            op: 99,
+            ..tw_op::default()
+        };
+        st.run_op(&mut bad, w);
+        assert_eq!(bad.result, EINVAL.to_errno());
+        let mut zero = tw_op {
+            op: TW_OP_SET,
+            a: 0,
+            ..tw_op::default()
+        };
+        st.run_op(&mut zero, w);
+        assert_eq!(zero.result, EINVAL.to_errno());
+    }
+}
