@@ -6,16 +6,27 @@
 #   scripts/test.sh [--help]
 #
 # Steps, each timed:
-#   setup     scripts/setup.sh: the pinned toolchain, QEMU, virtme-ng, the kernel source
+#   setup     scripts/setup.sh: the pinned toolchain, QEMU, virtme-ng, shellcheck, the kernel
+#             source
+#   scripts   shellcheck of every shell script; scripts/check-dmesg.sh against sample kernel
+#             logs: each checker's report (KASAN, lockdep, WARNING, BUG, Oops, soft and hard
+#             lockup, hung task, RCU stall, kmemleak, failed KUnit) must fail it, a clean log
+#             must pass
 #   wheel     cargo fmt --check, clippy and `cargo test` of the kernel-free algorithms
-#   kernel    scripts/build-kernel.sh debug (cached; ~12 min from scratch)
-#   module    rustfmt --check of the glue with the kernel's .rustfmt.toml, then rust_timerwheel.ko
-#             with CLIPPY=1 against the debug kernel (into the cache): no warning; the selftests
-#   vm        in a virtme-ng guest on the debug kernel (KASAN, lockdep, kmemleak): the
-#             kselftest selftests/timerwheel.sh (module lifecycle + KUnit + ioctl tests), then a
-#             scan of the guest's dmesg for any checker report
+#   fig9-tool cargo fmt --check, clippy and `cargo test` of the Figure 9 tool (scripts/fig9)
+#   kernel    scripts/build-kernel.sh debug and perf (cached; 10-16 min each from scratch)
+#   module    rustfmt --check of the glue with the kernel's .rustfmt.toml; rust_timerwheel.ko
+#             with CLIPPY=1 against the debug kernel and against the perf kernel (into the
+#             cache): any warning (rustc, clippy, objtool, modpost) fails the step; the
+#             selftests built with the kernel's kselftest lib.mk
+#   vm        in a virtme-ng guest on the debug kernel (KASAN, lockdep, kmemleak, lockup and
+#             stall detectors): insmod, `make -C selftests run_tests` (timerwheel_test,
+#             timerwheel_citizen, then timerwheel.sh: load, KUnit, unload), every top-level
+#             KTAP result ok; then the scan of the guest's dmesg for any checker report
 #   fig9      the Figure 9 benchmark as a smoke test: scripts/run.sh --quick on the debug kernel,
-#             then a check that it wrote a valid CSV and figure (no timing is asserted)
+#             then a check of what the tool reports: every curve it measured has positive
+#             costs, every point it did not measure says why, the key points (schemes 6, 7 and
+#             Linux at n = 1000) are measured, and the figures parse (no timing is asserted)
 #
 # Ends with a line "N passed, N failed" over the steps; exit status 0 only if all passed.
 set -uo pipefail
@@ -26,7 +37,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 case "${1:-}" in
 -h | --help)
-	sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'
+	usage
 	exit 0
 	;;
 "") ;;
@@ -60,6 +71,95 @@ step() {
 	return "$rc"
 }
 
+# ---- scripts --------------------------------------------------------------------------------
+
+shell_scripts() {
+	(cd "$TW_TOP" && shellcheck -x scripts/*.sh selftests/*.sh .ci/run)
+}
+
+# Lines as the kernel prints them (kernel/watchdog.c, kernel/hung_task.c, kernel/rcu/
+# tree_stall.h and tree_exp.h, KASAN, lockdep, kmemleak, KUnit), each of which must fail
+# check-dmesg.sh; and lines of a clean boot that must not.
+dmesg_reports=(
+	'watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [timerwheel_cit:345]'
+	'watchdog: CPU0: Watchdog detected hard LOCKUP on cpu 1'
+	'Kernel panic - not syncing: Hard LOCKUP'
+	'INFO: task kworker/u4:2:57 blocked for more than 20 seconds.'
+	'INFO: task timerwheel_test:301 blocked in I/O wait for more than 20 seconds.'
+	'rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:'
+	'rcu: INFO: rcu_sched self-detected stall on CPU'
+	'rcu: INFO: rcu_preempt detected expedited stalls on CPUs/tasks: { 1-... } 21003 jiffies s: 85 root: 0x2/.'
+	'rcu: rcu_preempt kthread starved for 10499 jiffies! g1337 f0x0 RCU_GP_WAIT_FQS(5) ->state=0x0 ->cpu=1'
+	'BUG: KASAN: slab-use-after-free in rust_timerwheel::ring::push+0x42/0x80 [rust_timerwheel]'
+	'WARNING: possible circular locking dependency detected'
+	'WARNING: CPU: 1 PID: 301 at kernel/time/hrtimer.c:1277 hrtimer_start_range_ns+0x1/0x2'
+	'BUG: sleeping function called from invalid context at kernel/locking/mutex.c:580'
+	'Oops: general protection fault, probably for non-canonical address 0xdffffc0000000000: 0000 [#1] SMP KASAN'
+	'unreferenced object 0xffff888012345678 (size 64):'
+	'    not ok 3 ring_drops_are_counted'
+	'    # rust_timerwheel: not ok 2 instance_tests'
+)
+dmesg_clean=(
+	'Linux version 7.3.4 (root@host) (Debian clang version 19.1.7) #1 SMP PREEMPT_DYNAMIC'
+	'rcu: Hierarchical RCU implementation.'
+	'rcu: 	RCU CPU stall warnings timeout set to 20 (rcu_cpu_stall_timeout).'
+	'watchdog: CPU1: Enabled buddy hardlockup detector'
+	'    ok 1 ring_drops_are_counted'
+	'    # rust_timerwheel: pass:12 fail:0 skip:0 total:12'
+	'# Totals: pass:12 fail:0 skip:0'
+	'rust_timerwheel: loaded, /dev/timerwheel'
+)
+
+# A log of the clean lines with timestamps, and LINE (if any) among them.
+sample_log() {
+	local i=0 line
+	for line in "${dmesg_clean[@]}"; do
+		i=$((i + 1))
+		printf '[%5d.%06d] %s\n' "$i" "$((i * 1237 % 1000000))" "$line"
+		[ "$i" = 4 ] && [ $# -gt 0 ] && printf '[%5d.%06d] %s\n' "$i" 999999 "$1"
+	done
+}
+
+check_dmesg_selftest() {
+	local tmp line bad=0
+	tmp=$(mktemp -d)
+	sample_log >"$tmp/clean.txt"
+	if ! "$here/check-dmesg.sh" "$tmp/clean.txt" 2>"$tmp/err"; then
+		log "check-dmesg.sh fails a clean log:"
+		cat "$tmp/err" >&2
+		bad=1
+	fi
+	for line in "${dmesg_reports[@]}"; do
+		sample_log "$line" >"$tmp/report.txt"
+		if "$here/check-dmesg.sh" "$tmp/report.txt" 2>/dev/null; then
+			log "check-dmesg.sh misses: $line"
+			bad=1
+		fi
+	done
+	# kmemleak's own file, and a missing log.
+	printf 'unreferenced object 0xffff8880 (size 32):\n  comm "insmod", pid 1\n' >"$tmp/leaks.txt"
+	"$here/check-dmesg.sh" "$tmp/clean.txt" "$tmp/leaks.txt" 2>/dev/null && {
+		log "check-dmesg.sh misses a kmemleak report file"
+		bad=1
+	}
+	"$here/check-dmesg.sh" "$tmp/none.txt" 2>/dev/null && {
+		log "check-dmesg.sh passes a missing log"
+		bad=1
+	}
+	rm -rf "$tmp"
+	[ "$bad" = 0 ] && log "check-dmesg.sh: catches ${#dmesg_reports[@]} sample reports and a kmemleak file, passes a clean log"
+	return "$bad"
+}
+
+scripts_tests() {
+	local rc=0
+	shell_scripts || rc=1
+	check_dmesg_selftest || rc=1
+	return "$rc"
+}
+
+# ---- host tests -------------------------------------------------------------------------------
+
 wheel_tests() {
 	(cd "$TW_TOP/wheel" &&
 		cargo fmt --check &&
@@ -67,28 +167,88 @@ wheel_tests() {
 		cargo test --quiet)
 }
 
-# The module must be formatted as the kernel formats Rust, and build warning-free (the kernel's
-# own lints plus clippy).
-module_build() {
-	local out rc
-	rustfmt --edition 2021 --config-path "$(kernel_src)/.rustfmt.toml" --check "$TW_TOP/rust_timerwheel.rs" || return 1
-	out=$(build_module debug CLIPPY=1 2>&1)
+fig9_tool_tests() {
+	(cd "$TW_TOP/scripts/fig9" &&
+		export CARGO_TARGET_DIR=$TW_CACHE/target-fig9 &&
+		cargo fmt --check &&
+		cargo clippy --quiet --all-targets -- -D warnings &&
+		cargo test --quiet)
+}
+
+# ---- kernels and module ----------------------------------------------------------------------
+
+kernels() {
+	"$here/build-kernel.sh" debug && "$here/build-kernel.sh" perf
+}
+
+# module_against FLAVOUR: rust_timerwheel.ko with CLIPPY=1 against that kernel, warning-free:
+# rustc and clippy ("warning:"), objtool ("x.o: warning: objtool: ..."), modpost ("WARNING:").
+module_against() {
+	local flavour=$1 out rc
+	out=$(build_module "$flavour" CLIPPY=1 2>&1)
 	rc=$?
 	printf '%s\n' "$out" >&2
 	[ "$rc" = 0 ] || return "$rc"
-	if grep -qE '^(warning|error)(\[|:)' <<<"$out"; then
-		log "the module build printed warnings"
+	if grep -qiE '(^|[[:space:]:])(warning|error)(\[[^]]*\])?:' <<<"$out"; then
+		log "the module build against the $flavour kernel printed warnings"
 		return 1
 	fi
-	make -s -C "$TW_TOP/selftests" KSFT_DIR="$(kernel_src)/tools/testing/selftests"
+	log "rust_timerwheel.ko against the $flavour kernel: no warning"
+}
+
+# The module must be formatted as the kernel formats Rust and build warning-free against both
+# kernels; the selftests build with the kernel's lib.mk.
+module_build() {
+	rustfmt --edition 2021 --config-path "$(kernel_src)/.rustfmt.toml" --check "$TW_TOP/rust_timerwheel.rs" || return 1
+	module_against debug || return 1
+	module_against perf || return 1
+	make -s -C "$TW_TOP/selftests" KDIR_SRC="$(kernel_src)"
+}
+
+# ---- the guest -------------------------------------------------------------------------------
+
+# Every top-level KTAP result of `make run_tests` in OUTPUT must be ok (or a skip that is not the
+# harness tests'), and there must be one per test program.
+check_ktap() {
+	local output=$1 want=3 results
+	results=$(grep -E '^(not )?ok [0-9]+ selftests: ' "$output")
+	printf '%s\n' "$results" >&2
+	grep -E '^# # Totals: ' "$output" >&2
+	if grep -q '^not ok ' <<<"$results"; then
+		log "a kselftest failed"
+		return 1
+	fi
+	if [ "$(grep -c '^ok ' <<<"$results")" != "$want" ]; then
+		log "expected $want kselftest results, got $(grep -c '^ok ' <<<"$results")"
+		return 1
+	fi
+	if grep -E 'timerwheel_(test|citizen) # SKIP' <<<"$results"; then
+		log "a harness test program was skipped as a whole"
+		return 1
+	fi
 }
 
 vm_tests() {
-	"$here/vm-run.sh" --kernel debug --timeout 1500 --out "$TW_TOP/results/vm-test" -- \
-		env KSFT_DIR="$(kernel_src)/tools/testing/selftests" selftests/timerwheel.sh "$TW_CACHE/module-debug/rust_timerwheel.ko"
+	local out=$TW_TOP/results/vm-test ko=$TW_CACHE/module-debug/rust_timerwheel.ko rc
+	# shellcheck disable=SC2016 # expanded by the guest's bash
+	"$here/vm-run.sh" --kernel debug --timeout 3600 --out "$out" -- \
+		bash -c 'insmod "$1" || exit 1
+			make -s -C selftests run_tests KDIR_SRC="$2" KSELFTEST_TIMERWHEEL_SH_ARGS="$1"
+			rc=$?
+			if grep -q "^rust_timerwheel " /proc/modules; then rmmod rust_timerwheel; fi
+			exit $rc' _ "$ko" "$(kernel_src)"
+	rc=$?
+	check_ktap "$out/output.txt" || rc=1
+	return "$rc"
 }
 
-# The smoke run of the main job: the outputs must exist and parse; timings are not judged.
+# ---- fig9 ------------------------------------------------------------------------------------
+
+# The smoke run of the main job. What is checked is what the tool reports: every row either has
+# a positive cost or a note saying why it has none, every curve has at least one measured point,
+# and the points the README's comparison rests on (schemes 6 and 7, Linux's timer_list and
+# hrtimer, in-kernel, at n = 1000) are measured whatever the time budget stopped. Timings are
+# not judged.
 fig9_smoke() {
 	local out=$TW_TOP/results/fig9-smoke
 	rm -rf "$out"
@@ -98,15 +258,29 @@ import csv, sys, xml.etree.ElementTree as ET
 out = sys.argv[1]
 rows = list(csv.DictReader(open(f"{out}/fig9.csv")))
 need = {"curve", "interface", "measure", "n", "ns_per_op", "iterations", "note"}
-assert need <= set(rows[0]), f"fig9.csv columns: {list(rows[0])}"
-curves = {r["curve"] for r in rows if r["ns_per_op"]}
-assert len(curves) >= 11, f"fig9.csv has {len(curves)} curves: {sorted(curves)}"
-assert all(float(r["ns_per_op"]) > 0 for r in rows if r["ns_per_op"]), "a cost is not positive"
+assert rows and need <= set(rows[0]), f"fig9.csv columns: {list(rows[0]) if rows else None}"
+curves = sorted({r["curve"] for r in rows})
+measured = {}
+for r in rows:
+    if r["ns_per_op"]:
+        assert float(r["ns_per_op"]) > 0, f"not a positive cost: {r}"
+        measured.setdefault(r["curve"], set()).add((r["measure"], int(r["n"])))
+    else:
+        assert r["note"].strip(), f"a point neither measured nor noted: {r}"
+unmeasured = [c for c in curves if c not in measured]
+assert not unmeasured, f"curves the tool reports but never measured: {unmeasured}"
+key = [c for c in curves if c.startswith(("scheme6-", "scheme7-", "linux-"))]
+for prefix in ("scheme6-", "scheme7-", "linux-timer_list", "linux-hrtimer"):
+    assert any(c.startswith(prefix) for c in key), f"no {prefix}* curve in fig9.csv: {curves}"
+missing = [c for c in key if ("kernel", 1000) not in measured[c]]
+assert not missing, f"key points not measured at n=1000 (kernel): {missing}"
 for svg in ("fig9.svg", "fig9-ioctl.svg", "tick.svg"):
     root = ET.parse(f"{out}/{svg}").getroot()
     lines = root.findall(".//{http://www.w3.org/2000/svg}polyline")
     assert root.tag.endswith("svg") and lines, f"{svg}: no curves"
-print(f"fig9 smoke: {len(rows)} rows, {len(curves)} curves, 3 figures parse")
+stopped = sum(1 for r in rows if not r["ns_per_op"])
+print(f"fig9 smoke: {len(rows)} rows, {len(curves)} curves all measured, "
+      f"{stopped} points noted unmeasured, key points of {len(key)} curves at n=1000, 3 figures parse")
 PY
 }
 
@@ -116,8 +290,10 @@ else
 	log "not root: skipping setup.sh (it needs apt); assuming the toolchain is installed"
 fi
 if [ "$failed" = 0 ]; then
+	step scripts scripts_tests
 	step wheel wheel_tests
-	step kernel "$here/build-kernel.sh" debug &&
+	step fig9-tool fig9_tool_tests
+	step kernel kernels &&
 		step module module_build &&
 		step vm vm_tests
 	step fig9 fig9_smoke
