@@ -1,19 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `/dev/timerwheel` through ioctl(2): one small method per command, each returning
-//! `io::Result` with the errno of a failed call. The only `unsafe` of the tool is here.
+//! `/dev/timerwheel` through rustix's ioctl(2): one small method per command, each returning
+//! `io::Result` with the errno of a failed call. The request numbers are rustix's `_IOC`
+//! encoding of the header's directions, numbers and structures (checked against the header by
+//! the build). The only `unsafe` of the tool is here.
 
-use crate::uapi::*;
+use crate::uapi_defs::*;
+use rustix::ioctl::ioctl;
+use rustix::ioctl::opcode;
+use rustix::ioctl::Getter;
+use rustix::ioctl::Opcode;
+use rustix::ioctl::Setter;
+use rustix::ioctl::Updater;
 use std::fs::File;
 use std::fs::OpenOptions;
 use std::io;
-use std::mem::size_of;
-use std::os::fd::AsRawFd;
 
-extern "C" {
-    /// ioctl(2) of the C library: `int ioctl(int fd, unsigned long request, ...)`.
-    fn ioctl(fd: i32, request: u64, ...) -> i32;
-}
+const MAGIC: u8 = TW_IOC_MAGIC as u8;
+const _: () = assert!(TW_IOC_MAGIC <= u8::MAX as u32);
+
+pub const TW_IOC_INFO: Opcode = opcode::read::<tw_info>(MAGIC, 0x00);
+pub const TW_IOC_CONFIGURE: Opcode = opcode::write::<tw_config>(MAGIC, 0x01);
+pub const TW_IOC_SETCALLOUT: Opcode = opcode::read_write::<tw_set>(MAGIC, 0x02);
+pub const TW_IOC_UNSETCALLOUT: Opcode = opcode::write::<u64>(MAGIC, 0x03);
+pub const TW_IOC_TIMEOUT: Opcode = opcode::read_write::<tw_timeout>(MAGIC, 0x04);
+pub const TW_IOC_UNTIMEOUT: Opcode = opcode::write::<tw_untimeout>(MAGIC, 0x05);
+pub const TW_IOC_ADVANCE: Opcode = opcode::write::<u64>(MAGIC, 0x06);
+pub const TW_IOC_BATCH: Opcode = opcode::write::<tw_batch>(MAGIC, 0x07);
+pub const TW_IOC_STATS: Opcode = opcode::read::<tw_stats>(MAGIC, 0x08);
+pub const TW_IOC_BENCH: Opcode = opcode::read_write::<tw_bench>(MAGIC, 0x09);
+pub const TW_IOC_RESET: Opcode = opcode::write::<tw_reset>(MAGIC, 0x0a);
+pub const TW_IOC_QUERY: Opcode = opcode::read_write::<tw_query>(MAGIC, 0x0b);
 
 /// One open file description of the device: one callout instance in the module.
 pub struct Device {
@@ -27,101 +44,120 @@ impl Device {
         Ok(Device { file })
     }
 
-    /// Issues `request` with a pointer to `arg`.
-    fn call<T>(&self, request: u64, arg: &mut T) -> io::Result<()> {
-        // The size a request encodes is the size the kernel copies to or from `arg`.
-        assert_eq!(
-            ioc_size(request),
-            size_of::<T>(),
-            "request {request:#x} does not take a {}",
-            std::any::type_name::<T>()
-        );
-        // SAFETY: the fd is open for the life of `self.file`; `arg` is a live, exclusive
-        // `#[repr(C)]` value of exactly the size the request encodes (checked above), so the
-        // kernel reads and writes only memory we own. No pointer in it outlives this call.
-        let rc = unsafe { ioctl(self.file.as_raw_fd(), request, arg as *mut T) };
-        if rc < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(())
-        }
+    /// A request that reads a `T` from the kernel.
+    fn get<const OP: Opcode, T>(&self) -> io::Result<T> {
+        // SAFETY: every `OP` above is `_IOR` of exactly `T` (the build checks each against the
+        // header), so the kernel writes one `T`, a `#[repr(C)]` plain-data structure.
+        Ok(unsafe { ioctl(&self.file, Getter::<OP, T>::new()) }?)
+    }
+
+    /// A request that passes a `T` to the kernel.
+    fn set<const OP: Opcode, T>(&self, value: T) -> io::Result<()> {
+        // SAFETY: every `OP` above is `_IOW` of exactly `T`: the kernel reads one `T`.
+        Ok(unsafe { ioctl(&self.file, Setter::<OP, T>::new(value)) }?)
+    }
+
+    /// A request that reads a `T` and writes it back.
+    fn update<const OP: Opcode, T>(&self, value: &mut T) -> io::Result<()> {
+        // SAFETY: every `OP` above is `_IOWR` of exactly `T`: the kernel reads and writes one
+        // `T`, which `value` borrows exclusively for the call.
+        Ok(unsafe { ioctl(&self.file, Updater::<OP, T>::new(value)) }?)
     }
 
     /// TW_IOC_INFO.
-    pub fn info(&self) -> io::Result<TwInfo> {
-        let mut info = TwInfo::default();
-        self.call(TW_IOC_INFO, &mut info)?;
-        Ok(info)
+    pub fn info(&self) -> io::Result<tw_info> {
+        self.get::<TW_IOC_INFO, tw_info>()
     }
 
     /// TW_IOC_CONFIGURE.
-    pub fn configure(&self, config: &TwConfig) -> io::Result<()> {
-        let mut c = *config;
-        self.call(TW_IOC_CONFIGURE, &mut c)
+    pub fn configure(&self, config: &tw_config) -> io::Result<()> {
+        self.set::<TW_IOC_CONFIGURE, _>(*config)
     }
 
     /// TW_IOC_SETCALLOUT: the new callout's handle.
     pub fn setcallout(&self, ticks: u64, cookie: u64) -> io::Result<u64> {
-        let mut s = TwSet {
+        let mut s = tw_set {
             ticks,
             cookie,
-            handle: 0,
+            ..tw_set::default()
         };
-        self.call(TW_IOC_SETCALLOUT, &mut s)?;
+        self.update::<TW_IOC_SETCALLOUT, _>(&mut s)?;
         Ok(s.handle)
     }
 
     /// TW_IOC_UNSETCALLOUT.
     pub fn unsetcallout(&self, handle: u64) -> io::Result<()> {
-        let mut h = handle;
-        self.call(TW_IOC_UNSETCALLOUT, &mut h)
+        self.set::<TW_IOC_UNSETCALLOUT, u64>(handle)
+    }
+
+    /// TW_IOC_RESET: moves `handle` to `ticks` from now, in place.
+    pub fn reset(&self, handle: u64, ticks: u64) -> io::Result<()> {
+        let r = tw_reset {
+            handle,
+            ticks,
+            latest: 0,
+        };
+        self.set::<TW_IOC_RESET, _>(r)
     }
 
     /// TW_IOC_TIMEOUT: the new callout's handle.
     pub fn timeout(&self, func: u64, arg: u64, ticks: u64) -> io::Result<u64> {
-        let mut t = TwTimeout {
+        let mut t = tw_timeout {
             func,
             arg,
             ticks,
-            handle: 0,
+            ..tw_timeout::default()
         };
-        self.call(TW_IOC_TIMEOUT, &mut t)?;
+        self.update::<TW_IOC_TIMEOUT, _>(&mut t)?;
         Ok(t.handle)
     }
 
     /// TW_IOC_UNTIMEOUT.
     pub fn untimeout(&self, func: u64, arg: u64) -> io::Result<()> {
-        let mut u = TwUntimeout { func, arg };
-        self.call(TW_IOC_UNTIMEOUT, &mut u)
+        self.set::<TW_IOC_UNTIMEOUT, _>(tw_untimeout { func, arg })
     }
 
     /// TW_IOC_BATCH over `ops` in chunks of at most TW_MAX_BATCH; each op's `result` (and
     /// `handle`) is written back. The call fails only if a whole chunk does.
-    pub fn batch(&self, ops: &mut [TwOp]) -> io::Result<()> {
-        for chunk in ops.chunks_mut(TW_MAX_BATCH) {
-            let mut b = TwBatch {
+    pub fn batch(&self, ops: &mut [tw_op]) -> io::Result<()> {
+        for chunk in ops.chunks_mut(TW_MAX_BATCH as usize) {
+            let b = tw_batch {
                 ops: chunk.as_mut_ptr() as u64,
                 count: chunk.len() as u32,
                 reserved: 0,
             };
-            // `b.ops` points into `chunk`, which stays borrowed, alive and unaliased until
-            // `call` returns; the kernel writes at most `count` ops back.
-            self.call(TW_IOC_BATCH, &mut b)?;
+            // `b.ops` points into `chunk`, which stays borrowed, alive and unaliased until the
+            // call returns; the kernel writes at most `count` ops back.
+            self.set::<TW_IOC_BATCH, _>(b)?;
         }
         Ok(())
     }
 
     /// TW_IOC_STATS.
-    pub fn stats(&self) -> io::Result<TwStats> {
-        let mut s = TwStats::default();
-        self.call(TW_IOC_STATS, &mut s)?;
-        Ok(s)
+    pub fn stats(&self) -> io::Result<tw_stats> {
+        self.get::<TW_IOC_STATS, tw_stats>()
     }
 
-    /// TW_IOC_BENCH: the request with `elapsed_ns` filled in.
-    pub fn bench(&self, request: &TwBench) -> io::Result<TwBench> {
+    /// TW_IOC_BENCH: the request with `elapsed_ns` and `max_hold_ns` filled in.
+    pub fn bench(&self, request: &tw_bench) -> io::Result<tw_bench> {
         let mut b = *request;
-        self.call(TW_IOC_BENCH, &mut b)?;
+        self.update::<TW_IOC_BENCH, _>(&mut b)?;
         Ok(b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_numbers_are_the_x86_64_encoding_of_the_header() {
+        // Printed by a C program including include/uapi/timerwheel.h (x86-64); the build
+        // compares every request with clang's value of the header's own macro.
+        assert_eq!(TW_IOC_INFO as u64, 0x8020_B900);
+        assert_eq!(TW_IOC_CONFIGURE as u64, 0x4030_B901);
+        assert_eq!(TW_IOC_UNSETCALLOUT as u64, 0x4008_B903);
+        assert_eq!(TW_IOC_BENCH as u64, 0xC040_B909);
+        assert_eq!(TW_IOC_QUERY as u64, 0xC020_B90B);
     }
 }

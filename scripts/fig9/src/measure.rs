@@ -9,6 +9,11 @@
 //! these count. Short calls matter in the kernel: an in-kernel bench holds the instance's
 //! spinlock for the whole call, and an O(n) scheme at large n must not hold it for seconds.
 //!
+//! Calibration spends at most a quarter of `max_total` (the ticks an instance can run before
+//! a callout falls due), so that the measured run always has operations left, whether an
+//! operation costs 1 ns or 1 ms; should the measured run still get none, the last calibration
+//! call (a timed call like any other) is the sample.
+//!
 //! The budget: when calibration shows that `min_iters` operations cannot fit in what is left of
 //! the point's budget, the point is abandoned ([`Outcome::OverBudget`]): that is where an O(n)
 //! curve stops.
@@ -60,9 +65,10 @@ pub fn measure(
     run: &mut dyn FnMut(u64) -> io::Result<u64>,
 ) -> io::Result<Outcome> {
     let mut used = 0u64;
-    let Some(per_op) = calibrate(plan, budget, spent, &mut used, run)? else {
+    let Some(last) = calibrate(plan, budget, spent, &mut used, run)? else {
         return Ok(Outcome::OverBudget);
     };
+    let per_op = last.ns_per_op;
     let left = budget.saturating_sub(spent());
     if per_op * plan.min_iters as f64 > left.as_nanos() as f64 {
         return Ok(Outcome::OverBudget);
@@ -81,7 +87,7 @@ pub fn measure(
         used += k;
     }
     if done == 0 {
-        return Err(io::Error::other("no operations left to time (max_total)"));
+        return Ok(Outcome::Done(last));
     }
     Ok(Outcome::Done(Sample {
         ns_per_op: total_ns as f64 / done as f64,
@@ -89,23 +95,28 @@ pub fn measure(
     }))
 }
 
-/// The first estimate of ns per operation, or `None` when the budget ran out first.
+/// The last calibration call: the first estimate of ns per operation, or `None` when the
+/// budget ran out first. Uses at most a quarter of `max_total` (and at least one operation).
 fn calibrate(
     plan: &Plan,
     budget: Duration,
     spent: &dyn Fn() -> Duration,
     used: &mut u64,
     run: &mut dyn FnMut(u64) -> io::Result<u64>,
-) -> io::Result<Option<f64>> {
+) -> io::Result<Option<Sample>> {
+    let cap = (plan.max_total / 4).max(1);
     let mut k = plan.first.clamp(1, plan.max_per_call);
     loop {
-        k = k.min(plan.max_total.saturating_sub(*used)).max(1);
+        k = k.min(cap.saturating_sub(*used)).max(1);
         let ns = run(k)?;
         *used += k;
-        let per_op = ns as f64 / k as f64;
+        let per_op = (ns as f64 / k as f64).max(f64::MIN_POSITIVE);
         let enough = Duration::from_nanos(ns) >= CALIBRATED;
-        if enough || k >= plan.max_per_call || *used >= plan.max_total / 2 {
-            return Ok(Some(per_op.max(f64::MIN_POSITIVE)));
+        if enough || k >= plan.max_per_call || *used >= cap {
+            return Ok(Some(Sample {
+                ns_per_op: per_op,
+                iterations: k,
+            }));
         }
         if spent() > budget {
             return Ok(None);
@@ -196,6 +207,47 @@ mod tests {
         let (out, calls) = fake(&plan, 10, 2000);
         assert!(matches!(out, Outcome::Done(_)));
         assert!(calls.iter().sum::<u64>() <= 1000, "calls {calls:?}");
+    }
+
+    /// The per-tick plan: ticks are limited by the callouts' distance, not by time.
+    fn tick_plan(max_total: u64) -> Plan {
+        Plan {
+            first: 64,
+            max_total,
+            ..PLAN
+        }
+    }
+
+    #[test]
+    fn ticks_from_1_ns_to_1_ms_are_timed() {
+        // 2^18 ticks before a callout is due, shared by 5 repeats.
+        let share = (1u64 << 18) / 5;
+        for cost in [1, 10, 61, 100, 1_000, 100_000, 1_000_000] {
+            let (out, calls) = fake(&tick_plan(share), cost, 2000);
+            let Outcome::Done(s) = out else {
+                panic!("{cost} ns per tick: {out:?}");
+            };
+            assert_eq!(s.ns_per_op, cost as f64, "{cost} ns per tick");
+            assert!(calls.iter().sum::<u64>() <= share, "{cost} ns: {calls:?}");
+            if cost <= 100 {
+                // Too cheap to fill the target time: calibration leaves most of the ticks to
+                // the measured run.
+                assert!(s.iterations >= share / 2, "{cost} ns: {calls:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_single_allowed_operation_is_still_a_sample() {
+        let (out, calls) = fake(&tick_plan(1), 50, 2000);
+        assert_eq!(
+            out,
+            Outcome::Done(Sample {
+                ns_per_op: 50.0,
+                iterations: 1
+            })
+        );
+        assert_eq!(calls, vec![1]);
     }
 
     #[test]

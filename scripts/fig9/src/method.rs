@@ -3,7 +3,7 @@
 //! The experiment itself, as data: the curves, the times the callouts are set for, the values
 //! of n, and the geometry each instance gets. Nothing here touches the device.
 
-use crate::uapi::*;
+use crate::uapi_defs::*;
 
 /// The n callouts are due at random in `[FAR_LO, FAR_HI)` ticks: "far in the future", and so
 /// far that no measurement (nor [`TICK_LIMIT`] ticks of bookkeeping) reaches them.
@@ -33,12 +33,33 @@ pub const FILLER_FUNCS: u64 = 8;
 pub const RESET_FUNC: u64 = 0xf19e_0000_0000_0000;
 
 /// How a curve reaches its timers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Api {
     /// setcallout/unsetcallout: the new interface, with handles.
     Setcallout,
     /// timeout/untimeout: the old interface, `(func, arg)` looked up through a hash.
     Timeout,
+    /// The paper's reset in place (`mod_timer`): TW_IOC_RESET on a handle, which keeps it.
+    Mod,
+}
+
+impl Api {
+    /// The interface the n callouts are set through (a reset in place moves a handle).
+    pub fn populate(self) -> Api {
+        match self {
+            Api::Timeout => Api::Timeout,
+            Api::Setcallout | Api::Mod => Api::Setcallout,
+        }
+    }
+
+    /// The TW_IOC_BENCH kind timing this interface's reset.
+    pub fn bench_kind(self) -> u32 {
+        match self {
+            Api::Setcallout => TW_BENCH_SETCALLOUT,
+            Api::Timeout => TW_BENCH_TIMEOUT,
+            Api::Mod => TW_BENCH_MOD,
+        }
+    }
 }
 
 /// What a curve measures.
@@ -64,8 +85,17 @@ const fn facility(name: &'static str, scheme: u32, api: Api) -> Curve {
     }
 }
 
+const fn linux(name: &'static str, kind: u32) -> Curve {
+    Curve {
+        name,
+        target: Target::Kernel { kind },
+    }
+}
+
 /// Every curve, in legend order: the paper's three first, then the other schemes, then Linux.
-pub const CURVES: [Curve; 11] = [
+/// `-mod` is the reset in place (the paper's reset; Linux's `mod_timer` on a pending timer)
+/// beside the cancel + start of the same structure.
+pub const CURVES: [Curve; 14] = [
     facility("bsd-traditional", TW_SCHEME_ORDERED_LIST, Api::Timeout),
     facility("scheme6-timeout", TW_SCHEME_HASHED_UNSORTED, Api::Timeout),
     facility(
@@ -73,8 +103,14 @@ pub const CURVES: [Curve; 11] = [
         TW_SCHEME_HASHED_UNSORTED,
         Api::Setcallout,
     ),
-    facility("scheme7-timeout", 7, Api::Timeout),
-    facility("scheme7-setcallout", 7, Api::Setcallout),
+    facility("scheme6-mod", TW_SCHEME_HASHED_UNSORTED, Api::Mod),
+    facility("scheme7-timeout", TW_SCHEME_HIERARCHICAL, Api::Timeout),
+    facility(
+        "scheme7-setcallout",
+        TW_SCHEME_HIERARCHICAL,
+        Api::Setcallout,
+    ),
+    facility("scheme7-mod", TW_SCHEME_HIERARCHICAL, Api::Mod),
     facility("scheme1-setcallout", 1, Api::Setcallout),
     facility("scheme3-setcallout", 3, Api::Setcallout),
     facility("scheme4-setcallout", TW_SCHEME_BASIC_WHEEL, Api::Setcallout),
@@ -83,19 +119,14 @@ pub const CURVES: [Curve; 11] = [
         TW_SCHEME_HASHED_SORTED,
         Api::Setcallout,
     ),
-    Curve {
-        name: "linux-timer_list",
-        target: Target::Kernel {
-            kind: TW_BENCH_TIMER_LIST,
-        },
-    },
-    Curve {
-        name: "linux-hrtimer",
-        target: Target::Kernel {
-            kind: TW_BENCH_HRTIMER,
-        },
-    },
+    linux("linux-timer_list", TW_BENCH_TIMER_LIST),
+    linux("linux-timer_list-mod", TW_BENCH_TIMER_LIST_MOD),
+    linux("linux-hrtimer", TW_BENCH_HRTIMER),
 ];
+
+/// The n the README's comparison rests on: measured for the [`Curve::is_key`] curves even where
+/// the time budget has stopped them.
+pub const KEY_NS: [u64; 2] = [1000, 1_000_000];
 
 /// The curves whose per-tick bookkeeping is measured too.
 pub const TICK_CURVES: [&str; 2] = ["scheme6-setcallout", "scheme7-setcallout"];
@@ -111,7 +142,18 @@ impl Curve {
             Target::Facility {
                 api: Api::Timeout, ..
             } => "timeout",
+            Target::Facility { api: Api::Mod, .. } => "reset",
             Target::Kernel { .. } => "in-kernel",
+        }
+    }
+
+    /// Whether the README's comparison rests on this curve: schemes 6 and 7 and Linux.
+    pub fn is_key(&self) -> bool {
+        match self.target {
+            Target::Facility { scheme, .. } => {
+                scheme == TW_SCHEME_HASHED_UNSORTED || scheme == TW_SCHEME_HIERARCHICAL
+            }
+            Target::Kernel { .. } => true,
         }
     }
 
@@ -165,9 +207,10 @@ pub fn max_capacity(scheme: u32) -> u32 {
     }
 }
 
-/// TW_IOC_CONFIGURE for `scheme` with room for n callouts: a manual clock, so nothing fires.
-pub fn config_for(scheme: u32, n: u64, slots: u32) -> TwConfig {
-    TwConfig {
+/// TW_IOC_CONFIGURE for `scheme` with room for n callouts: a manual clock, so nothing fires
+/// (and the kernel runs instance benches on no other).
+pub fn config_for(scheme: u32, n: u64, slots: u32) -> tw_config {
+    tw_config {
         scheme,
         clock: TW_CLOCK_MANUAL,
         capacity: capacity_for(n) as u32,
@@ -176,7 +219,7 @@ pub fn config_for(scheme: u32, n: u64, slots: u32) -> TwConfig {
             TW_SCHEME_HASHED_SORTED | TW_SCHEME_HASHED_UNSORTED => slots,
             _ => 0,
         },
-        ..TwConfig::default()
+        ..tw_config::default()
     }
 }
 
@@ -305,5 +348,28 @@ mod tests {
             Curve::by_name("linux-hrtimer").unwrap().interface(),
             "in-kernel"
         );
+        assert_eq!(Curve::by_name("scheme7-mod").unwrap().interface(), "reset");
+    }
+
+    #[test]
+    fn the_readme_rests_on_schemes_6_and_7_and_linux() {
+        let key: Vec<&str> = CURVES
+            .iter()
+            .filter(|c| c.is_key())
+            .map(|c| c.name)
+            .collect();
+        assert_eq!(key.len(), 9, "{key:?}");
+        assert!(!Curve::by_name("bsd-traditional").unwrap().is_key());
+        assert!(!Curve::by_name("scheme5-setcallout").unwrap().is_key());
+        for n in KEY_NS {
+            assert!(sweep(1_000_000, false).contains(&n));
+        }
+    }
+
+    #[test]
+    fn a_reset_in_place_moves_a_handle() {
+        assert_eq!(Api::Mod.populate(), Api::Setcallout);
+        assert_eq!(Api::Mod.bench_kind(), TW_BENCH_MOD);
+        assert_eq!(Api::Timeout.populate(), Api::Timeout);
     }
 }

@@ -1,36 +1,59 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Log-log line charts as SVG, in the manner of the paper's Figure 9: x the outstanding
-//! callouts, y the cost, one labelled line with markers per curve, a legend, grid lines at
-//! decades. Plain string building; no dependencies.
+//! Log-log line charts as SVG (plotters), in the manner of the paper's Figure 9: x the
+//! outstanding callouts, y the cost, one line with markers per curve through the medians of
+//! its repeats, a bar from their least to their greatest, a legend beside the plot, grid lines
+//! at decades and lighter ones between.
 //!
 //! n = 0 has no place on a log axis: points with x or y at or below 0 are left out of the
 //! drawing (they stay in the CSV), and the caption says so.
 
-use crate::csv::Row;
-use crate::csv::TickRow;
-use std::fmt::Write as _;
+use crate::records::Row;
+use crate::records::Spread;
+use crate::records::TickRow;
+use plotters::coord::combinators::WithKeyPoints;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::HPos;
+use plotters::style::text_anchor::Pos;
+use plotters::style::text_anchor::VPos;
 
-const WIDTH: f64 = 900.0;
-const HEIGHT: f64 = 620.0;
-const LEFT: f64 = 90.0;
-const RIGHT: f64 = 260.0; // the legend lives here
-const TOP: f64 = 80.0;
-const BOTTOM: f64 = 100.0;
+const WIDTH: u32 = 900;
+const HEIGHT: u32 = 620;
+const LEFT: i32 = 90;
+const RIGHT: i32 = 260; // the legend lives here
+const TOP: i32 = 80;
+const BOTTOM: i32 = 100;
+/// Room for the tick labels and the axis description, inside the margins above.
+const X_LABELS: i32 = 50;
+const Y_LABELS: i32 = 80;
+const FONT: &str = "Helvetica, Arial, sans-serif";
 
-/// Distinct colours (Okabe-Ito, then a few more), cycled.
-const PALETTE: [&str; 11] = [
-    "#000000", "#e69f00", "#56b4e9", "#009e73", "#0072b2", "#d55e00", "#cc79a7", "#7f7f7f",
-    "#8c564b", "#bcbd22", "#9467bd",
+/// Distinct colours (Okabe-Ito, then more), cycled.
+const PALETTE: [RGBColor; 14] = [
+    RGBColor(0x00, 0x00, 0x00),
+    RGBColor(0xe6, 0x9f, 0x00),
+    RGBColor(0x56, 0xb4, 0xe9),
+    RGBColor(0x00, 0x9e, 0x73),
+    RGBColor(0x00, 0x72, 0xb2),
+    RGBColor(0xd5, 0x5e, 0x00),
+    RGBColor(0xcc, 0x79, 0xa7),
+    RGBColor(0x7f, 0x7f, 0x7f),
+    RGBColor(0x8c, 0x56, 0x4b),
+    RGBColor(0xbc, 0xbd, 0x22),
+    RGBColor(0x94, 0x67, 0xbd),
+    RGBColor(0x17, 0xbe, 0xcf),
+    RGBColor(0xa6, 0x0d, 0x2a),
+    RGBColor(0x2c, 0xa0, 0x2c),
 ];
 
-/// One line of a chart.
+/// One line of a chart: (n, spread of the repeats) per point.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Series {
     pub label: String,
     /// Dashed: the old (timeout) interface.
     pub dashed: bool,
-    pub points: Vec<(f64, f64)>,
+    pub points: Vec<(f64, Spread)>,
 }
 
 /// A whole chart.
@@ -84,241 +107,213 @@ pub fn ns_label(exp: i32) -> String {
     format!("{mantissa} {}", UNITS[unit as usize])
 }
 
-/// Text safe inside SVG.
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// Maps data to the plot area.
-struct Axes {
-    x: (i32, i32),
-    y: (i32, i32),
-}
-
-impl Axes {
-    fn plot_w() -> f64 {
-        WIDTH - LEFT - RIGHT
-    }
-
-    fn plot_h() -> f64 {
-        HEIGHT - TOP - BOTTOM
-    }
-
-    fn px(&self, x: f64) -> f64 {
-        let t = (x.log10() - self.x.0 as f64) / (self.x.1 - self.x.0) as f64;
-        LEFT + t * Self::plot_w()
-    }
-
-    fn py(&self, y: f64) -> f64 {
-        let t = (y.log10() - self.y.0 as f64) / (self.y.1 - self.y.0) as f64;
-        TOP + Self::plot_h() - t * Self::plot_h()
-    }
-}
-
 /// The points of `s` that a log-log chart can show.
-fn drawable(s: &Series) -> impl Iterator<Item = (f64, f64)> + '_ {
+fn drawable(s: &Series) -> impl Iterator<Item = (f64, Spread)> + '_ {
     s.points
         .iter()
         .copied()
-        .filter(|(x, y)| *x > 0.0 && *y > 0.0 && x.is_finite() && y.is_finite())
+        .filter(|(x, y)| *x > 0.0 && y.median > 0.0 && x.is_finite() && y.median.is_finite())
+}
+
+/// A log axis over decades `lo..=hi`: labels at the decades, light lines at 2..9 of each.
+fn log_axis((lo, hi): (i32, i32)) -> WithKeyPoints<LogCoord<f64>> {
+    let at = |e: i32| 10f64.powi(e);
+    let minor = (lo..hi).flat_map(move |e| (2..10).map(move |m| f64::from(m) * at(e)));
+    (at(lo)..at(hi))
+        .log_scale()
+        .with_key_points((lo..=hi).map(at).collect::<Vec<_>>())
+        .with_light_points(minor)
+}
+
+/// The decade exponent of a key point.
+fn exponent(v: f64) -> i32 {
+    v.log10().round() as i32
+}
+
+/// A font of `size` px: plotters takes sizes in points of 1/1.24 px.
+fn font(size: f64) -> FontDesc<'static> {
+    (FONT, size * 1.24).into_font()
+}
+
+fn text_style(size: f64, colour: RGBColor, pos: Pos) -> TextStyle<'static> {
+    font(size).color(&colour).pos(pos)
+}
+
+fn centre() -> Pos {
+    Pos::new(HPos::Center, VPos::Center)
+}
+
+fn left_middle() -> Pos {
+    Pos::new(HPos::Left, VPos::Center)
 }
 
 /// The chart as an SVG document.
-pub fn render_svg(fig: &Figure) -> String {
-    let axes = Axes {
-        x: decades(fig.series.iter().flat_map(drawable).map(|p| p.0)),
-        y: decades(fig.series.iter().flat_map(drawable).map(|p| p.1)),
-    };
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="Helvetica, Arial, sans-serif" font-size="13">"#
-    );
-    out.push_str(r#"<rect width="100%" height="100%" fill="white"/>"#);
-    out.push('\n');
-    titles(&mut out, fig);
-    grid(&mut out, &axes);
-    for (i, s) in fig.series.iter().enumerate() {
-        series(&mut out, &axes, s, i);
+pub fn render_svg(fig: &Figure) -> Result<String, String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        draw(&root, fig).map_err(|e| format!("plot: {e}"))?;
+        root.present().map_err(|e| format!("plot: {e}"))?;
     }
-    legend(&mut out, fig);
-    caption(&mut out, fig);
-    out.push_str("</svg>\n");
-    out
+    Ok(svg)
 }
 
-fn titles(out: &mut String, fig: &Figure) {
-    let mid = LEFT + Axes::plot_w() / 2.0;
-    let _ = writeln!(
-        out,
-        r#"<text x="{mid}" y="30" text-anchor="middle" font-size="18" font-weight="bold">{}</text>"#,
-        escape(&fig.title)
-    );
-    let _ = writeln!(
-        out,
-        r##"<text x="{mid}" y="54" text-anchor="middle" font-size="13" fill="#444">{}</text>"##,
-        escape(&fig.subtitle)
-    );
-    let _ = writeln!(
-        out,
-        r#"<text x="{mid}" y="{}" text-anchor="middle">{}</text>"#,
-        TOP + Axes::plot_h() + 42.0,
-        escape(&fig.x_label)
-    );
-    let ymid = TOP + Axes::plot_h() / 2.0;
-    let _ = writeln!(
-        out,
-        r#"<text x="20" y="{ymid}" text-anchor="middle" transform="rotate(-90 20 {ymid})">{}</text>"#,
-        escape(&fig.y_label)
-    );
-}
-
-/// Frame, decade grid lines with labels, and lighter lines at 2..9 of each decade.
-fn grid(out: &mut String, a: &Axes) {
-    let (x0, x1, y0, y1) = (LEFT, LEFT + Axes::plot_w(), TOP, TOP + Axes::plot_h());
-    for e in a.x.0..=a.x.1 {
-        let x = a.px(10f64.powi(e));
-        let _ = writeln!(
-            out,
-            r##"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{y1}" stroke="#ccc"/><text x="{x:.1}" y="{}" text-anchor="middle">{}</text>"##,
-            y1 + 18.0,
-            count_label(e)
-        );
-        minor(out, e, a.x.1, |m| {
-            let x = a.px(m);
-            format!(r##"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{y1}" stroke="#eee"/>"##)
-        });
-    }
-    for e in a.y.0..=a.y.1 {
-        let y = a.py(10f64.powi(e));
-        let _ = writeln!(
-            out,
-            r##"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#ccc"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
-            x0 - 6.0,
-            y + 4.0,
-            escape(&ns_label(e))
-        );
-        minor(out, e, a.y.1, |m| {
-            let y = a.py(m);
-            format!(r##"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#eee"/>"##)
-        });
-    }
-    let _ = writeln!(
-        out,
-        r#"<rect x="{x0}" y="{y0}" width="{}" height="{}" fill="none" stroke="black"/>"#,
-        Axes::plot_w(),
-        Axes::plot_h()
-    );
-}
-
-/// The minor grid of decade `e` (none past the last decade).
-fn minor(out: &mut String, e: i32, last: i32, line: impl Fn(f64) -> String) {
-    if e < last {
-        for m in 2..10 {
-            out.push_str(&line(m as f64 * 10f64.powi(e)));
-            out.push('\n');
+/// Runs `$body` with `$m` bound to a function from a point (data or pixel coordinates) to
+/// marker `$shape` there: filled circle, square, triangle, diamond, inverted triangle, ring.
+/// (A macro: each shape is its own element type, and plotters draws only `'static` dynamic
+/// elements.)
+macro_rules! with_marker {
+    ($shape:expr, $colour:expr, |$m:ident| $body:expr) => {{
+        let fill = $colour.filled();
+        let r = 4;
+        match $shape % 6 {
+            0 => {
+                let $m = |at| EmptyElement::at(at) + Circle::new((0, 0), r, fill);
+                $body
+            }
+            1 => {
+                let $m = |at| EmptyElement::at(at) + Rectangle::new([(-r, -r), (r, r)], fill);
+                $body
+            }
+            2 => {
+                let $m = |at| {
+                    EmptyElement::at(at)
+                        + Polygon::new(vec![(0, -r - 1), (r + 1, r), (-r - 1, r)], fill)
+                };
+                $body
+            }
+            3 => {
+                let $m = |at| {
+                    EmptyElement::at(at)
+                        + Polygon::new(vec![(0, -r - 1), (r + 1, 0), (0, r + 1), (-r - 1, 0)], fill)
+                };
+                $body
+            }
+            4 => {
+                let $m = |at| {
+                    EmptyElement::at(at)
+                        + Polygon::new(vec![(-r - 1, -r), (r + 1, -r), (0, r + 1)], fill)
+                };
+                $body
+            }
+            _ => {
+                let $m = |at| {
+                    EmptyElement::at(at)
+                        + Circle::new((0, 0), r, WHITE.filled())
+                        + Circle::new((0, 0), r, $colour.stroke_width(2))
+                };
+                $body
+            }
         }
-    }
+    }};
 }
 
-/// Marker `shape` of size 4.5 at (x, y), as an SVG element.
-fn marker(shape: usize, x: f64, y: f64, colour: &str) -> String {
-    let r = 4.5;
-    let fill = format!(r#"class="marker" fill="{colour}" stroke="{colour}""#);
-    match shape % 6 {
-        0 => format!(r#"<circle cx="{x:.1}" cy="{y:.1}" r="{r}" {fill}/>"#),
-        1 => format!(
-            r#"<rect x="{:.1}" y="{:.1}" width="{}" height="{}" {fill}/>"#,
-            x - r,
-            y - r,
-            2.0 * r,
-            2.0 * r
-        ),
-        2 => polygon(&[(x, y - r), (x + r, y + r), (x - r, y + r)], &fill),
-        3 => polygon(&[(x, y - r), (x + r, y), (x, y + r), (x - r, y)], &fill),
-        4 => polygon(&[(x - r, y - r), (x + r, y - r), (x, y + r)], &fill),
-        _ => format!(
-            r#"<circle cx="{x:.1}" cy="{y:.1}" r="{r}" class="marker" fill="white" stroke="{colour}" stroke-width="2"/>"#
-        ),
-    }
-}
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+type DrawResult<'a> =
+    Result<(), DrawingAreaErrorKind<<SVGBackend<'a> as DrawingBackend>::ErrorType>>;
 
-fn polygon(pts: &[(f64, f64)], attrs: &str) -> String {
-    let p: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
-    format!(r#"<polygon points="{}" {attrs}/>"#, p.join(" "))
-}
-
-fn dash(s: &Series) -> &'static str {
-    if s.dashed {
-        r#" stroke-dasharray="7 4""#
-    } else {
-        ""
-    }
-}
-
-/// One curve: a polyline (even of one point) and its markers, grouped and titled.
-fn series(out: &mut String, a: &Axes, s: &Series, i: usize) {
-    let colour = PALETTE[i % PALETTE.len()];
-    let pts: Vec<(f64, f64)> = drawable(s).map(|(x, y)| (a.px(x), a.py(y))).collect();
-    let coords: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
-    let _ = writeln!(
-        out,
-        r#"<g class="series"><title>{}</title>"#,
-        escape(&s.label)
-    );
-    let _ = writeln!(
-        out,
-        r#"<polyline fill="none" stroke="{colour}" stroke-width="2"{} points="{}"/>"#,
-        dash(s),
-        coords.join(" ")
-    );
-    for (x, y) in pts {
-        out.push_str(&marker(i, x, y, colour));
-        out.push('\n');
-    }
-    out.push_str("</g>\n");
-}
-
-fn legend(out: &mut String, fig: &Figure) {
-    let x = WIDTH - RIGHT + 20.0;
+fn draw<'a>(root: &Area<'a>, fig: &Figure) -> DrawResult<'a> {
+    root.fill(&WHITE)?;
+    titles(root, fig)?;
+    let points = || fig.series.iter().flat_map(drawable);
+    let x = decades(points().map(|p| p.0));
+    let y = decades(points().flat_map(|p| [p.1.min, p.1.max]));
+    let mut chart = ChartBuilder::on(root)
+        .margin_top(TOP)
+        .margin_right(RIGHT)
+        .margin_left(LEFT - Y_LABELS)
+        .margin_bottom(BOTTOM - X_LABELS)
+        .x_label_area_size(X_LABELS)
+        .y_label_area_size(Y_LABELS)
+        .build_cartesian_2d(log_axis(x), log_axis(y))?;
+    chart
+        .configure_mesh()
+        .x_desc(fig.x_label.as_str())
+        .y_desc(fig.y_label.as_str())
+        .x_label_formatter(&|v| count_label(exponent(*v)))
+        .y_label_formatter(&|v| ns_label(exponent(*v)))
+        .label_style(font(13.0))
+        .axis_desc_style(font(13.0))
+        .bold_line_style(RGBColor(0xcc, 0xcc, 0xcc))
+        .light_line_style(RGBColor(0xee, 0xee, 0xee))
+        .axis_style(BLACK)
+        .draw()?;
+    let frame = chart.plotting_area().get_pixel_range();
+    root.draw(&Rectangle::new(
+        [
+            (frame.0.start, frame.1.start),
+            (frame.0.end - 1, frame.1.end - 1),
+        ],
+        BLACK.stroke_width(1),
+    ))?;
     for (i, s) in fig.series.iter().enumerate() {
         let colour = PALETTE[i % PALETTE.len()];
-        let y = TOP + 10.0 + 22.0 * i as f64;
-        let _ = writeln!(
-            out,
-            r#"<line x1="{x}" y1="{y}" x2="{}" y2="{y}" stroke="{colour}" stroke-width="2"{}/>"#,
-            x + 36.0,
-            dash(s)
-        );
-        out.push_str(&marker(i, x + 18.0, y, colour));
-        let _ = writeln!(
-            out,
-            r#"<text x="{}" y="{}">{}</text>"#,
-            x + 44.0,
-            y + 4.5,
-            escape(&s.label)
-        );
+        let line = colour.stroke_width(2);
+        let pts: Vec<(f64, f64)> = drawable(s).map(|(x, y)| (x, y.median)).collect();
+        if s.dashed {
+            chart.draw_series(DashedLineSeries::new(pts.clone(), 7, 4, line))?;
+        } else {
+            chart.draw_series(LineSeries::new(pts.clone(), line))?;
+        }
+        let spread = drawable(s).filter(|(_, y)| y.max > y.min);
+        chart.draw_series(spread.map(|(x, y)| {
+            ErrorBar::new_vertical(x, y.min, y.median, y.max, colour.stroke_width(1), 6)
+        }))?;
+        with_marker!(i, colour, |m| chart.draw_series(pts.iter().map(|&p| m(p))))?;
     }
+    legend(root, fig)?;
+    Ok(())
 }
 
-fn caption(out: &mut String, fig: &Figure) {
+fn titles<'a>(root: &Area<'a>, fig: &Figure) -> DrawResult<'a> {
+    let mid = LEFT + (WIDTH as i32 - LEFT - RIGHT) / 2;
+    let title = font(18.0)
+        .style(FontStyle::Bold)
+        .color(&BLACK)
+        .pos(centre());
+    root.draw(&Text::new(fig.title.clone(), (mid, 30), title))?;
+    let grey = RGBColor(0x44, 0x44, 0x44);
+    root.draw(&Text::new(
+        fig.subtitle.clone(),
+        (mid, 54),
+        text_style(13.0, grey, centre()),
+    ))?;
     for (i, line) in fig.caption.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            r##"<text x="{LEFT}" y="{}" font-size="12" fill="#444">{}</text>"##,
-            HEIGHT - BOTTOM + 62.0 + 16.0 * i as f64,
-            escape(line)
-        );
+        let y = HEIGHT as i32 - BOTTOM + 58 + 16 * i as i32;
+        root.draw(&Text::new(
+            line.clone(),
+            (LEFT, y),
+            text_style(12.0, grey, left_middle()),
+        ))?;
     }
+    Ok(())
 }
 
-/// Points of a curve, in n order, as (n, value).
-fn points(mut pts: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
-    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-    pts
+/// The legend, beside the plot: each curve's line, marker and name.
+fn legend<'a>(root: &Area<'a>, fig: &Figure) -> DrawResult<'a> {
+    let x = WIDTH as i32 - RIGHT + 20;
+    for (i, s) in fig.series.iter().enumerate() {
+        let colour = PALETTE[i % PALETTE.len()];
+        let y = TOP + 10 + 22 * i as i32;
+        let line = colour.stroke_width(2);
+        if s.dashed {
+            for x0 in (x..x + 36).step_by(11) {
+                root.draw(&PathElement::new(
+                    vec![(x0, y), ((x0 + 7).min(x + 36), y)],
+                    line,
+                ))?;
+            }
+        } else {
+            root.draw(&PathElement::new(vec![(x, y), (x + 36, y)], line))?;
+        }
+        with_marker!(i, colour, |m| root.draw(&m((x + 18, y))))?;
+        root.draw(&Text::new(
+            s.label.clone(),
+            (x + 44, y),
+            text_style(13.0, BLACK, left_middle()),
+        ))?;
+    }
+    Ok(())
 }
 
 /// Curve names in first-appearance order.
@@ -332,11 +327,22 @@ fn curve_order<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
     order
 }
 
+/// The points of a curve, in n order: the spread of each n's values.
+fn points(values: impl Iterator<Item = (u64, f64)>) -> Vec<(f64, Spread)> {
+    let mut by_n: std::collections::BTreeMap<u64, Vec<f64>> = Default::default();
+    for (n, v) in values {
+        by_n.entry(n).or_default().push(v);
+    }
+    by_n.into_iter()
+        .filter_map(|(n, v)| Spread::of(v).map(|s| (n as f64, s)))
+        .collect()
+}
+
 /// What each measure means, for the subtitle.
 pub fn measure_text(measure: &str) -> &'static str {
     match measure {
         "kernel" => "measure: kernel (TW_IOC_BENCH: the reset loop timed inside the kernel)",
-        "ioctl" => "measure: ioctl (timed in userspace: two system calls per reset)",
+        "ioctl" => "measure: ioctl (timed in userspace: system calls per reset)",
         _ => "measure: unknown",
     }
 }
@@ -352,23 +358,20 @@ pub fn fig9_figure(rows: &[Row], measure: &str, title: &str) -> Figure {
                 dashed: rows
                     .iter()
                     .any(|r| r.curve == name && r.interface == "timeout"),
-                points: points(
-                    mine.filter_map(|r| r.ns_per_op.map(|v| (r.n as f64, v)))
-                        .collect(),
-                ),
+                points: points(mine.filter_map(|r| r.ns_per_op.map(|v| (r.n, v)))),
                 label: name,
             }
         })
         .collect();
     Figure {
         title: title.to_string(),
-        subtitle: format!("{}; ns per reset (cancel + start)", measure_text(measure)),
+        subtitle: format!("{}; ns per reset", measure_text(measure)),
         x_label: "outstanding callouts n".into(),
         y_label: "time per reset".into(),
         caption: vec![
-            "n = 0 is measured and in the CSV but cannot sit on a log axis: it is not drawn.".into(),
-            "Dashed: the old interface (timeout/untimeout, hashed). A line that ends early stopped at the time budget".into(),
-            "or at a scheme's capacity limit (see results.md).".into(),
+            "Median of the repeats, bar from least to greatest. n = 0 is in the CSV, not on the log axis.".into(),
+            "Dashed: the old interface (timeout/untimeout, hashed); -mod: reset in place. A line that ends early".into(),
+            "stopped at the time budget or at a scheme's capacity limit (see results.md).".into(),
         ],
         series,
     }
@@ -383,8 +386,7 @@ pub fn tick_figure(rows: &[TickRow], title: &str) -> Figure {
             points: points(
                 rows.iter()
                     .filter(|r| r.curve == name)
-                    .filter_map(|r| r.ns_per_tick.map(|v| (r.n as f64, v)))
-                    .collect(),
+                    .filter_map(|r| r.ns_per_tick.map(|v| (r.n, v))),
             ),
             label: name,
         })
@@ -397,7 +399,7 @@ pub fn tick_figure(rows: &[TickRow], title: &str) -> Figure {
         x_label: "outstanding callouts n".into(),
         y_label: "time per tick".into(),
         caption: vec![
-            "n = 0 is measured and in the CSV but cannot sit on a log axis: it is not drawn."
+            "Median of the repeats, bar from least to greatest. n = 0 is in the CSV, not on the log axis."
                 .into(),
         ],
         series,
@@ -416,7 +418,7 @@ mod tests {
             n,
             ns_per_op: ns,
             iterations: 10,
-            note: String::new(),
+            ..Row::default()
         }
     }
 
@@ -426,13 +428,15 @@ mod tests {
         for n in [0u64, 1, 10, 100, 1000, 10_000] {
             let lin = 50.0 + 2.0 * n as f64;
             rows.push(row("bsd-traditional", "timeout", "kernel", n, Some(lin)));
-            rows.push(row(
-                "scheme6-setcallout",
-                "setcallout",
-                "kernel",
-                n,
-                Some(90.0),
-            ));
+            for v in [85.0, 90.0, 99.0] {
+                rows.push(row(
+                    "scheme6-setcallout",
+                    "setcallout",
+                    "kernel",
+                    n,
+                    Some(v),
+                ));
+            }
             rows.push(row("scheme7-timeout", "timeout", "kernel", n, Some(120.0)));
         }
         rows.push(row("bsd-traditional", "timeout", "kernel", 30_000, None));
@@ -467,17 +471,17 @@ mod tests {
     }
 
     #[test]
-    fn svg_is_well_formed_with_one_polyline_per_curve() {
+    fn svg_has_a_line_and_a_legend_entry_per_curve() {
         let fig = fig9_figure(&synthetic(), "kernel", "Figure 9 & co <test>");
         assert_eq!(fig.series.len(), 3);
-        let svg = render_svg(&fig);
+        let svg = render_svg(&fig).unwrap();
         assert!(svg.starts_with("<svg "));
         assert!(svg.trim_end().ends_with("</svg>"));
-        assert_eq!(svg.matches("<polyline").count(), 3);
-        assert_eq!(svg.matches("<path").count(), 0);
+        // A solid curve is one polyline, and so is its legend line; dashes are several.
+        assert!(svg.matches("<polyline").count() >= 2 * 3);
         for label in ["bsd-traditional", "scheme6-setcallout", "scheme7-timeout"] {
             assert!(
-                svg.contains(&format!(">{label}</text>")),
+                svg.contains(&format!("{label}\n</text>")),
                 "legend has {label}"
             );
         }
@@ -486,11 +490,13 @@ mod tests {
             "title escaped"
         );
         assert!(svg.contains("measure: kernel"));
-        assert!(svg.contains(">1k</text>") && svg.contains(">10k</text>"));
+        for label in ["1k", "10k", "10 ns", "1 µs"] {
+            assert!(
+                svg.contains(&format!(">\n{label}\n</text>")),
+                "axis label {label}"
+            );
+        }
         assert!(!svg.contains("NaN") && !svg.contains("inf"));
-        // Every opened element is closed: as many '<' as '>' and tags balanced for g/svg.
-        assert_eq!(svg.matches('<').count(), svg.matches('>').count());
-        assert_eq!(svg.matches("<g ").count(), svg.matches("</g>").count());
     }
 
     #[test]
@@ -501,9 +507,28 @@ mod tests {
         assert!(base.dashed);
         assert_eq!(base.points.len(), 6, "n = 30000 was not measured");
         assert_eq!(drawable(base).count(), 5, "n = 0 is off the log axis");
-        let svg = render_svg(&fig);
-        // 5 + 5 + 5 markers in the plot, one per curve in the legend.
-        assert_eq!(svg.matches(r#"class="marker""#).count(), 15 + 3);
+    }
+
+    #[test]
+    fn repeats_become_a_median_and_a_bar() {
+        let fig = fig9_figure(&synthetic(), "kernel", "t");
+        let s6 = &fig.series[1];
+        assert_eq!(s6.points.len(), 6);
+        let (n, s) = s6.points[4];
+        assert_eq!((n, s.median, s.min, s.max), (1000.0, 90.0, 85.0, 99.0));
+        let with_bars = render_svg(&fig).unwrap();
+        let one = fig9_figure(
+            &synthetic()
+                .into_iter()
+                .filter(|r| r.ns_per_op != Some(85.0) && r.ns_per_op != Some(99.0))
+                .collect::<Vec<_>>(),
+            "kernel",
+            "t",
+        );
+        let without = render_svg(&one).unwrap();
+        // Each of the 5 drawable points has a bar of 3 lines (stem and two whiskers).
+        let lines = |s: &str| s.matches("<line").count();
+        assert_eq!(lines(&with_bars) - lines(&without), 5 * 3);
     }
 
     #[test]
@@ -515,14 +540,13 @@ mod tests {
 
     #[test]
     fn an_empty_figure_still_renders() {
-        let svg = render_svg(&fig9_figure(&[], "kernel", "empty"));
+        let svg = render_svg(&fig9_figure(&[], "kernel", "empty")).unwrap();
         assert!(svg.starts_with("<svg ") && svg.contains("</svg>"));
-        assert_eq!(svg.matches("<polyline").count(), 0);
     }
 
     #[test]
     fn the_tick_figure_has_a_line_per_scheme() {
-        let rows: Vec<TickRow> = [("scheme6-setcallout", 1.0), ("scheme7-setcallout", 2.0)]
+        let rows: Vec<TickRow> = [("scheme6", 1.0), ("scheme7", 2.0)]
             .iter()
             .flat_map(|&(c, k)| {
                 [0u64, 10, 1000].map(|n| TickRow {
@@ -530,12 +554,14 @@ mod tests {
                     n,
                     ns_per_tick: Some(k * (n as f64 + 10.0)),
                     ticks: 1000,
-                    note: String::new(),
+                    ..TickRow::default()
                 })
             })
             .collect();
-        let svg = render_svg(&tick_figure(&rows, "ticks"));
-        assert_eq!(svg.matches("<polyline").count(), 2);
+        let fig = tick_figure(&rows, "ticks");
+        assert_eq!(fig.series.len(), 2);
+        let svg = render_svg(&fig).unwrap();
         assert!(svg.contains("TW_BENCH_TICK"));
+        assert!(svg.contains("scheme7\n</text>"));
     }
 }

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! results.md: the run's numbers as markdown tables (n down, curves across), and its notes.
+//! results.md: the run's numbers as markdown tables (n down, curves across; each cell the
+//! median of the point's repeats and their range), and its notes.
 
-use crate::csv::MemoryRow;
-use crate::csv::Row;
-use crate::csv::TickRow;
-use crate::csv::STOPPED;
 use crate::method::FAR_HI;
 use crate::method::FAR_LO;
 use crate::method::RESET_MIN;
 use crate::method::RESET_SPREAD;
+use crate::records::MemoryRow;
+use crate::records::Row;
+use crate::records::Spread;
+use crate::records::TickRow;
+use crate::records::WakeupRow;
+use crate::records::STOPPED;
 use crate::run::Results;
 use std::fmt::Write as _;
 
@@ -53,15 +56,27 @@ fn all_n(ns: impl Iterator<Item = u64>) -> Vec<u64> {
     v
 }
 
-/// The cell of a fig9 row: its cost, or why it has none.
-fn cell_of(r: Option<&Row>) -> String {
-    match r {
+/// A median and its range: `496 (480–510)`, or the median alone for one repeat.
+pub fn fmt_spread(s: &Spread) -> String {
+    if s.count > 1 && s.max > s.min {
+        format!("{} ({}–{})", fmt_ns(s.median), fmt_ns(s.min), fmt_ns(s.max))
+    } else {
+        fmt_ns(s.median)
+    }
+}
+
+/// The cell of a point: the spread of its values, else why it has none.
+fn cell<'a>(
+    values: impl Iterator<Item = Option<f64>>,
+    notes: impl Iterator<Item = &'a str>,
+) -> String {
+    if let Some(s) = Spread::of(values.flatten()) {
+        return fmt_spread(&s);
+    }
+    match notes.filter(|n| !n.is_empty()).last() {
+        Some(STOPPED) => "stopped".into(),
+        Some(n) => n.split(':').next().unwrap_or("").to_string(),
         None => String::new(),
-        Some(Row {
-            ns_per_op: Some(v), ..
-        }) => fmt_ns(*v),
-        Some(r) if r.note == STOPPED => "stopped".into(),
-        Some(r) => r.note.split(':').next().unwrap_or("").to_string(),
     }
 }
 
@@ -71,7 +86,8 @@ pub fn fig9_table(rows: &[Row], measure: &str) -> String {
     let cols = order(rows.iter().map(|r| r.curve.as_str()));
     let ns = all_n(rows.iter().map(|r| r.n));
     table(&cols, &ns, |c, n| {
-        cell_of(rows.iter().copied().find(|r| r.curve == c && r.n == n))
+        let mine = || rows.iter().filter(move |r| r.curve == c && r.n == n);
+        cell(mine().map(|r| r.ns_per_op), mine().map(|r| r.note.as_str()))
     })
 }
 
@@ -79,15 +95,60 @@ fn tick_table(rows: &[TickRow]) -> String {
     let cols = order(rows.iter().map(|r| r.curve.as_str()));
     let ns = all_n(rows.iter().map(|r| r.n));
     table(&cols, &ns, |c, n| {
-        match rows.iter().find(|r| r.curve == c && r.n == n) {
-            Some(TickRow {
-                ns_per_tick: Some(v),
-                ..
-            }) => fmt_ns(*v),
-            Some(r) => r.note.split(':').next().unwrap_or("").to_string(),
-            None => String::new(),
-        }
+        let mine = || rows.iter().filter(move |r| r.curve == c && r.n == n);
+        cell(
+            mine().map(|r| r.ns_per_tick),
+            mine().map(|r| r.note.as_str()),
+        )
     })
+}
+
+/// The longest hold of the instance's lock in any bench of each curve, in µs.
+pub fn hold_table(rows: &[Row]) -> String {
+    let mut o = String::from("| curve | longest hold, µs | at n |\n|---|---:|---:|\n");
+    for c in order(rows.iter().map(|r| r.curve.as_str())) {
+        let longest = rows
+            .iter()
+            .filter(|r| r.curve == c)
+            .filter_map(|r| r.max_hold_ns.map(|h| (h, r.n)))
+            .max();
+        if let Some((h, n)) = longest {
+            let _ = writeln!(o, "| {c} | {:.1} | {n} |", h as f64 / 1000.0);
+        }
+    }
+    o
+}
+
+/// Wakeups per second, one line per scheme and clock, one column per load.
+pub fn wakeup_table(rows: &[WakeupRow]) -> String {
+    let mut o = String::from("| scheme | clock | idle | one callout | 1000 callouts |\n");
+    o.push_str("|---:|---|---:|---:|---:|\n");
+    let mut lines: Vec<(u32, &str)> = Vec::new();
+    for r in rows {
+        if !lines.contains(&(r.scheme, r.clock.as_str())) {
+            lines.push((r.scheme, r.clock.as_str()));
+        }
+    }
+    for (scheme, clock) in lines {
+        let cells: Vec<String> = ["idle", "one", "many"]
+            .iter()
+            .map(|load| {
+                let r = rows
+                    .iter()
+                    .find(|r| r.scheme == scheme && r.clock == clock && r.load == *load);
+                match r {
+                    Some(WakeupRow {
+                        wakeups_per_s: Some(v),
+                        ..
+                    }) => format!("{v:.1}"),
+                    Some(r) => r.note.split(':').next().unwrap_or("").to_string(),
+                    None => String::new(),
+                }
+            })
+            .collect();
+        let _ = writeln!(o, "| {scheme} | {clock} | {} |", cells.join(" | "));
+    }
+    o
 }
 
 fn memory_table(rows: &[MemoryRow]) -> String {
@@ -96,13 +157,13 @@ fn memory_table(rows: &[MemoryRow]) -> String {
     table(&cols, &ns, |c, n| {
         rows.iter()
             .find(|r| r.curve == c && r.n == n)
-            .map(|r| format!("{:.1}", r.bytes_per_callout()))
+            .map(|r| format!("{:.1}", r.bytes_per_callout))
             .unwrap_or_default()
     })
 }
 
 /// The whole of results.md; `setup` describes the run (options, device).
-pub fn results_md(r: &Results, setup: &str) -> String {
+pub fn results_md(r: &Results, wakeups: &[WakeupRow], setup: &str) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "# Figure 9 on /dev/timerwheel\n");
     let _ = writeln!(
@@ -110,8 +171,10 @@ pub fn results_md(r: &Results, setup: &str) -> String {
         "Method (Varghese & Lauck, section VII.A): n callouts at random times far in the future \
          ([{FAR_LO}, {FAR_HI}) ticks, manual clock: nothing fires), then one more callout reset \
          again and again to a random time farther than all of them ([{RESET_MIN}, {}) ticks). \
-         A reset is a cancel plus a start: unsetcallout + setcallout, or untimeout + timeout. \
-         Costs are mean ns per reset.\n",
+         A reset is a cancel plus a start: unsetcallout + setcallout, or untimeout + timeout; \
+         the `-mod` curves reset in place (TW_IOC_RESET; Linux: mod_timer on the pending timer). \
+         Each cell is the median of the point's repeats (each a mean ns per reset) and, in \
+         parentheses, their range.\n",
         RESET_MIN + RESET_SPREAD
     );
     let _ = writeln!(o, "{setup}\n");
@@ -135,6 +198,18 @@ pub fn results_md(r: &Results, setup: &str) -> String {
         "\n## Memory: TW_IOC_STATS memory_bytes / capacity, bytes per callout\n"
     );
     o.push_str(&memory_table(&r.memory));
+    let _ = writeln!(
+        o,
+        "\n## Longest hold of the instance's lock in a bench (TW_IOC_BENCH max_hold_ns)\n"
+    );
+    o.push_str(&hold_table(&r.fig9));
+    if !wakeups.is_empty() {
+        let _ = writeln!(
+            o,
+            "\n## Wakeups per second on the real clock (1 ms tick; callouts 10 s and more away)\n"
+        );
+        o.push_str(&wakeup_table(wakeups));
+    }
     let _ = writeln!(o, "\n## Notes\n");
     let _ = writeln!(
         o,
@@ -163,6 +238,7 @@ mod tests {
             ns_per_op: ns,
             iterations: 3,
             note: note.into(),
+            ..Row::default()
         }
     }
 
@@ -194,5 +270,37 @@ mod tests {
         assert_eq!(lines[2], "| 0 | 90.0 | 1000 |  |");
         assert_eq!(lines[3], "| 10 | 91.0 | stopped | skipped |");
         assert_eq!(fig9_table(&rows, "ioctl").lines().count(), 2);
+    }
+
+    #[test]
+    fn repeats_show_as_median_and_range() {
+        let mut rows: Vec<Row> = [500.0, 480.0, 510.0]
+            .iter()
+            .map(|&v| row("a", 1000, Some(v), ""))
+            .collect();
+        rows[1].max_hold_ns = Some(12_500);
+        let t = fig9_table(&rows, "kernel");
+        assert_eq!(t.lines().nth(2), Some("| 1000 | 500 (480–510) |"));
+        let h = hold_table(&rows);
+        assert!(h.contains("| a | 12.5 | 1000 |"), "{h}");
+    }
+
+    #[test]
+    fn wakeups_by_scheme_clock_and_load() {
+        let w = |clock: &str, load: &str, v: f64| WakeupRow {
+            scheme: 7,
+            clock: clock.into(),
+            load: load.into(),
+            wakeups_per_s: Some(v),
+            ..WakeupRow::default()
+        };
+        let rows = [
+            w("periodic", "idle", 1000.0),
+            w("periodic", "one", 999.5),
+            w("tickless", "idle", 0.0),
+        ];
+        let t = wakeup_table(&rows);
+        assert!(t.contains("| 7 | periodic | 1000.0 | 999.5 |  |"), "{t}");
+        assert!(t.contains("| 7 | tickless | 0.0 |  |  |"), "{t}");
     }
 }

@@ -2,20 +2,27 @@
 
 //! `fig9 run`: the sweep against the device.
 //!
-//! Per curve and n, a *point*: a fresh instance sized for n ([`method::config_for`]), the n
-//! callouts set with TW_IOC_BATCH, then the measures, kernel first:
+//! For each n, a *point* of every curve still running: a fresh instance per scheme and
+//! interface, sized for n ([`method::config_for`], the manual clock), the n callouts set with
+//! TW_IOC_BATCH; then the measures, repeated `--repeats` times and interleaved (repeat 1 of
+//! every curve, then repeat 2 of every curve, …) so that a drift of the machine hits all curves
+//! alike:
 //!
-//! - **kernel**: TW_IOC_BENCH (SETCALLOUT or TIMEOUT; TIMER_LIST or HRTIMER with `n` for the
-//!   Linux curves), ns = elapsed_ns / iterations;
-//! - **ioctl**: one more callout, reset from userspace (one cancel ioctl, one start ioctl),
-//!   timed with `Instant`;
+//! - **kernel**: TW_IOC_BENCH (SETCALLOUT, TIMEOUT or MOD; TIMER_LIST, TIMER_LIST_MOD or
+//!   HRTIMER with `n` for the Linux curves), ns = elapsed_ns / iterations, and the longest hold
+//!   of the instance's lock;
+//! - **ioctl**: one more callout, reset from userspace (a cancel and a start ioctl, or one
+//!   TW_IOC_RESET), timed with `Instant`;
 //!
-//! then, for schemes 6 and 7, TW_BENCH_TICK on the same instance, and TW_IOC_STATS for memory.
+//! then, for schemes 6 and 7, TW_BENCH_TICK on the same instance (nothing due) and over a
+//! whole turnover, and TW_IOC_STATS for memory.
 //!
-//! The budget: a point's measures share `--budget-ms`. A measure that cannot fit its minimum
-//! iterations in what is left gets a row noted [`STOPPED`] and is not run at larger n; so does
-//! every measure of a curve whose point overran the budget. An error ends the curve's measure
-//! too (noted `error: …`), and makes the run exit non-zero after writing what it has.
+//! The budget: a point's repeats of one measure share `--budget-ms`. A measure that cannot fit
+//! its minimum iterations in its share gets a row noted [`STOPPED`] and is not run at larger n;
+//! so is a measure whose point overran the budget. The curves the README's comparison rests on
+//! ([`Curve::is_key`]) are still measured at [`KEY_NS`], budget or not. An error ends the
+//! curve's measure too (noted `error: …`), and makes the run exit non-zero after writing what it
+//! has.
 //!
 //! Sorted-list schemes (2 and 5) walk their list from the head on every start: setting n
 //! callouts in random order would cost O(n²). They get the callouts in descending deadline
@@ -23,21 +30,36 @@
 //! callouts set, then cancelled in random order): list order then differs from memory order,
 //! as in a long-running kernel, and the walk of a measured reset touches memory at random.
 
-use crate::args::RunOpts;
-use crate::csv::MemoryRow;
-use crate::csv::Row;
-use crate::csv::TickRow;
-use crate::csv::STOPPED;
 use crate::device::Device;
 use crate::measure::measure;
 use crate::measure::Outcome;
 use crate::measure::Plan;
 use crate::measure::Sample;
 use crate::method::*;
-use crate::uapi::*;
+use crate::records::MemoryRow;
+use crate::records::Row;
+use crate::records::Spread;
+use crate::records::TickRow;
+use crate::records::STOPPED;
+use crate::uapi_defs::*;
+use std::cell::Cell;
+use std::collections::BTreeMap;
 use std::io;
 use std::time::Duration;
 use std::time::Instant;
+
+/// What `fig9 run` is asked for.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    pub quick: bool,
+    pub budget: Duration,
+    pub max_n: u64,
+    pub device: String,
+    pub slots: u32,
+    pub seed: u64,
+    pub repeats: u32,
+    pub curves: Vec<Curve>,
+}
 
 /// Everything a run produced.
 #[derive(Default)]
@@ -51,39 +73,40 @@ pub struct Results {
 }
 
 /// The two measures of the figure.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Measure {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Measure {
     Kernel,
     Ioctl,
 }
 
 impl Measure {
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Measure::Kernel => "kernel",
             Measure::Ioctl => "ioctl",
         }
     }
-}
 
-/// What one measure of one point came to.
-enum Verdict {
-    Done(Sample),
-    OverBudget,
-    Failed(String),
-}
-
-impl From<io::Result<Outcome>> for Verdict {
-    fn from(r: io::Result<Outcome>) -> Self {
-        match r {
-            Ok(Outcome::Done(s)) => Verdict::Done(s),
-            Ok(Outcome::OverBudget) => Verdict::OverBudget,
-            Err(e) => Verdict::Failed(e.to_string()),
+    /// The measures of `curve`: Linux's timers are timed in the kernel only.
+    fn of(curve: &Curve) -> &'static [Measure] {
+        match curve.target {
+            Target::Facility { .. } => &[Measure::Kernel, Measure::Ioctl],
+            Target::Kernel { .. } => &[Measure::Kernel],
         }
     }
 }
 
-/// The timing plans of a run.
+/// Where a measure of a curve stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Live,
+    /// Past the budget: measured again only at [`KEY_NS`], and only for key curves.
+    Stopped,
+    /// Failed or beyond the scheme's capacity: never measured again.
+    Ended,
+}
+
+/// The timing plans of a run; the measured time of each is split among the repeats.
 struct Plans {
     ioctl: Plan,
     kernel: Plan,
@@ -92,12 +115,13 @@ struct Plans {
 }
 
 impl Plans {
-    fn new(quick: bool) -> Plans {
+    fn new(quick: bool, repeats: u32) -> Plans {
         let (target, min_iters) = if quick {
             (Duration::from_millis(20), 3)
         } else {
             (Duration::from_millis(100), 5)
         };
+        let target = target / repeats.max(1);
         let base = Plan {
             target,
             chunk_time: target / 5,
@@ -115,25 +139,29 @@ impl Plans {
                 first: 8192,
                 ..base
             },
+            // Every repeat takes its share of the ticks before the first callout falls due.
             tick: Plan {
                 first: 64,
-                max_total: TICK_LIMIT,
+                max_total: TICK_LIMIT / u64::from(repeats.max(1)),
                 ..base
             },
         }
     }
 }
 
+/// The instances of one n, one per scheme and populating interface.
+type Instances = BTreeMap<(u32, Api), Device>;
+
 struct Ctx<'a> {
-    opts: &'a RunOpts,
-    ns: Vec<u64>,
+    setup: &'a Setup,
     plans: Plans,
     res: Results,
+    state: BTreeMap<(&'static str, Measure), State>,
 }
 
 /// Runs the sweep; Err only when the device cannot be used at all.
-pub fn run(opts: &RunOpts) -> Result<Results, String> {
-    let dev = Device::open(&opts.device).map_err(|e| format!("{}: {e}", opts.device))?;
+pub fn run(setup: &Setup) -> Result<Results, String> {
+    let dev = Device::open(&setup.device).map_err(|e| format!("{}: {e}", setup.device))?;
     let info = dev.info().map_err(|e| format!("TW_IOC_INFO: {e}"))?;
     if info.version != TW_VERSION {
         return Err(format!(
@@ -142,17 +170,19 @@ pub fn run(opts: &RunOpts) -> Result<Results, String> {
         ));
     }
     drop(dev);
+    let ns = sweep(setup.max_n, setup.quick);
     let mut ctx = Ctx {
-        opts,
-        ns: sweep(opts.max_n, opts.quick),
-        plans: Plans::new(opts.quick),
+        setup,
+        plans: Plans::new(setup.quick, setup.repeats),
         res: Results::default(),
+        state: BTreeMap::new(),
     };
     eprintln!(
-        "fig9: n in {:?}, budget {:?} per point",
-        ctx.ns, opts.budget
+        "fig9: n in {ns:?}, {} repeats, budget {:?} per point",
+        setup.repeats, setup.budget
     );
-    for curve in &opts.curves {
+    let mut curves = Vec::new();
+    for curve in &setup.curves {
         match curve.target {
             Target::Facility { scheme, .. } if info.schemes & (1 << scheme) == 0 => {
                 ctx.note(format!(
@@ -160,9 +190,16 @@ pub fn run(opts: &RunOpts) -> Result<Results, String> {
                     curve.name
                 ));
             }
-            Target::Facility { scheme, api } => facility_curve(&mut ctx, curve, scheme, api),
-            Target::Kernel { kind } => linux_curve(&mut ctx, curve, kind),
+            _ => {
+                for &m in Measure::of(curve) {
+                    ctx.state.insert((curve.name, m), State::Live);
+                }
+                curves.push(*curve);
+            }
         }
+    }
+    for n in ns {
+        point(&mut ctx, &curves, n);
     }
     Ok(ctx.res)
 }
@@ -173,6 +210,35 @@ impl Ctx<'_> {
         self.res.notes.push(text);
     }
 
+    fn state(&self, curve: &Curve, m: Measure) -> State {
+        self.state
+            .get(&(curve.name, m))
+            .copied()
+            .unwrap_or(State::Ended)
+    }
+
+    fn set_state(&mut self, curve: &Curve, m: Measure, s: State) {
+        self.state.insert((curve.name, m), s);
+    }
+
+    /// Whether measure `m` of `curve` runs at `n`, and with which budget.
+    fn budget(&self, curve: &Curve, m: Measure, n: u64) -> Option<Duration> {
+        match self.state(curve, m) {
+            State::Live => Some(self.setup.budget / self.setup.repeats.max(1)),
+            State::Stopped if curve.is_key() && KEY_NS.contains(&n) => Some(Duration::MAX),
+            State::Stopped | State::Ended => None,
+        }
+    }
+
+    /// The measures of `curve` that run at `n`.
+    fn runs(&self, curve: &Curve, n: u64) -> Vec<Measure> {
+        Measure::of(curve)
+            .iter()
+            .copied()
+            .filter(|&m| self.budget(curve, m, n).is_some())
+            .collect()
+    }
+
     /// A row without a number: where and why a measure of a curve ends.
     fn end_row(&mut self, curve: &Curve, m: Measure, n: u64, note: String) {
         self.res.fig9.push(Row {
@@ -180,182 +246,200 @@ impl Ctx<'_> {
             interface: curve.interface().into(),
             measure: m.name().into(),
             n,
-            ns_per_op: None,
-            iterations: 0,
             note,
+            ..Row::default()
         });
     }
 
-    /// Records what measure `m` of `curve` came to at `n`; false if the measure ends here.
-    fn record(&mut self, curve: &Curve, m: Measure, n: u64, r: Verdict) -> bool {
-        match r {
-            Verdict::Done(s) => {
-                self.res.fig9.push(Row {
-                    curve: curve.name.into(),
-                    interface: curve.interface().into(),
-                    measure: m.name().into(),
-                    n,
-                    ns_per_op: Some(s.ns_per_op),
-                    iterations: s.iterations,
-                    note: String::new(),
-                });
-                true
-            }
-            Verdict::OverBudget => {
-                self.stop(curve, m, n);
-                false
-            }
-            Verdict::Failed(e) => {
-                self.res.errors += 1;
-                self.note(format!("{} {}: n={n}: error: {e}", curve.name, m.name()));
-                self.end_row(curve, m, n, format!("error: {e}"));
-                false
-            }
-        }
-    }
-
     fn stop(&mut self, curve: &Curve, m: Measure, n: u64) {
-        let ms = self.opts.budget.as_millis();
+        if self.state(curve, m) != State::Live {
+            return;
+        }
+        let ms = self.setup.budget.as_millis();
         self.note(format!(
             "{} {}: {STOPPED} at n={n} ({ms} ms per point)",
             curve.name,
             m.name()
         ));
         self.end_row(curve, m, n, STOPPED.into());
+        self.set_state(curve, m, State::Stopped);
+    }
+
+    fn fail(&mut self, curve: &Curve, m: Measure, n: u64, e: &str) {
+        self.res.errors += 1;
+        self.note(format!("{} {}: n={n}: error: {e}", curve.name, m.name()));
+        self.end_row(curve, m, n, format!("error: {e}"));
+        self.set_state(curve, m, State::Ended);
     }
 }
 
-/// Measures still running for a curve.
-struct Live(Vec<Measure>);
-
-impl Live {
-    fn has(&self, m: Measure) -> bool {
-        self.0.contains(&m)
+/// One n: the instances, the interleaved repeats, the per-tick measures, a progress line per
+/// curve.
+fn point(ctx: &mut Ctx, curves: &[Curve], n: u64) {
+    let mut live: Vec<Curve> = Vec::new();
+    for curve in curves {
+        if ctx.runs(curve, n).is_empty() {
+            continue;
+        }
+        if let Target::Facility { scheme, .. } = curve.target {
+            let cap = capacity_for(n);
+            if cap > u64::from(max_capacity(scheme)) {
+                let why = format!(
+                    "skipped: capacity {cap} beyond scheme {scheme}'s limit {}",
+                    max_capacity(scheme)
+                );
+                ctx.note(format!("{}: n>={n} {why}", curve.name));
+                for m in ctx.runs(curve, n) {
+                    ctx.end_row(curve, m, n, why.clone());
+                    ctx.set_state(curve, m, State::Ended);
+                }
+                continue;
+            }
+        }
+        live.push(*curve);
     }
-
-    fn end(&mut self, m: Measure) {
-        self.0.retain(|x| *x != m);
+    if live.is_empty() {
+        return;
+    }
+    let mut instances = Instances::new();
+    for curve in &live {
+        if let Err(e) = instance(ctx, &mut instances, curve, n) {
+            for m in ctx.runs(curve, n) {
+                ctx.fail(curve, m, n, &e.to_string());
+            }
+        }
+    }
+    let mut spent: BTreeMap<(&str, Measure), Duration> = BTreeMap::new();
+    for repeat in 0..ctx.setup.repeats {
+        for curve in &live {
+            for m in ctx.runs(curve, n) {
+                let t0 = Instant::now();
+                repeat_once(ctx, &instances, curve, m, n, repeat);
+                *spent.entry((curve.name, m)).or_default() += t0.elapsed();
+            }
+        }
+    }
+    for curve in &live {
+        progress(ctx, curve, n, &spent);
+        for &m in Measure::of(curve) {
+            let took = spent.get(&(curve.name, m)).copied().unwrap_or_default();
+            if took > ctx.setup.budget && ctx.state(curve, m) == State::Live {
+                // Overran: the next n would take longer still.
+                ctx.note(format!(
+                    "{} {}: n={n} took {:.1} s, over the budget: larger n not run",
+                    curve.name,
+                    m.name(),
+                    took.as_secs_f64()
+                ));
+                ctx.set_state(curve, m, State::Stopped);
+            }
+        }
+    }
+    for curve in &live {
+        if let (Some(label), Target::Facility { scheme, api }) = (tick_label(curve), curve.target) {
+            if let Some(dev) = instances.get(&(scheme, api.populate())) {
+                tick_point(ctx, label, dev, n);
+                turnover_point(ctx, label, scheme, n);
+            }
+        }
     }
 }
 
-/// One curve of the module: every n, until its measures stop.
-fn facility_curve(ctx: &mut Ctx, curve: &Curve, scheme: u32, api: Api) {
-    let mut live = Live(vec![Measure::Kernel, Measure::Ioctl]);
-    let mut overran = false;
-    for n in ctx.ns.clone() {
-        if live.0.is_empty() {
-            break;
-        }
-        let cap = capacity_for(n);
-        if cap > max_capacity(scheme) as u64 {
-            let why = format!(
-                "skipped: capacity {cap} beyond scheme {scheme}'s limit {}",
-                max_capacity(scheme)
-            );
-            ctx.note(format!("{}: n>={n} {why}", curve.name));
-            for m in live.0.clone() {
-                ctx.end_row(curve, m, n, why.clone());
-            }
-            break;
-        }
-        if overran {
-            for m in live.0.clone() {
-                ctx.stop(curve, m, n);
-            }
-            break;
-        }
-        let measured = facility_point(ctx, curve, scheme, api, n, &mut live);
-        overran = measured > ctx.opts.budget;
-    }
-}
-
-/// One point of a module curve: the time its reset measures took (setting up the n callouts
-/// and the tick measure do not count against the budget).
-fn facility_point(
-    ctx: &mut Ctx,
-    curve: &Curve,
-    scheme: u32,
-    api: Api,
-    n: u64,
-    live: &mut Live,
-) -> Duration {
-    let seed = seed_for(ctx.opts.seed, curve.name, n);
-    let dev = match prepare(ctx, curve, scheme, api, n, seed) {
-        Ok(dev) => dev,
-        Err(e) => {
-            for m in live.0.clone() {
-                ctx.record(curve, m, n, Verdict::Failed(e.to_string()));
-            }
-            live.0.clear();
-            return Duration::ZERO;
-        }
+/// The instance `curve` measures on at `n`, set up if no other curve set it up yet.
+fn instance(ctx: &mut Ctx, instances: &mut Instances, curve: &Curve, n: u64) -> io::Result<()> {
+    let key = match curve.target {
+        Target::Facility { scheme, api } => (scheme, api.populate()),
+        // The kernel's timers need an open, configured file, nothing in it: keep it small.
+        Target::Kernel { .. } => (0, Api::Setcallout),
     };
-    let budget = ctx.opts.budget;
-    let t0 = Instant::now();
-    let spent = || t0.elapsed();
-    if live.has(Measure::Kernel) {
-        let kind = match api {
-            Api::Setcallout => TW_BENCH_SETCALLOUT,
-            Api::Timeout => TW_BENCH_TIMEOUT,
-        };
-        let mut run = |k| bench(&dev, kind, 0, k, seed);
-        let r = measure(&ctx.plans.kernel, budget, &spent, &mut run).into();
-        if !ctx.record(curve, Measure::Kernel, n, r) {
-            live.end(Measure::Kernel);
+    if instances.contains_key(&key) {
+        return Ok(());
+    }
+    let dev = match key {
+        (0, _) => {
+            let dev = Device::open(&ctx.setup.device)?;
+            dev.configure(&config_for(TW_SCHEME_HASHED_UNSORTED, 0, 64))
+                .map_err(|e| annotate(e, "TW_IOC_CONFIGURE"))?;
+            dev
         }
-    }
-    if live.has(Measure::Ioctl) {
-        let r = ioctl_measure(&dev, api, &ctx.plans.ioctl, budget, &spent, seed).into();
-        if !ctx.record(curve, Measure::Ioctl, n, r) {
-            live.end(Measure::Ioctl);
-        }
-    }
-    let measured = t0.elapsed();
-    progress(ctx, curve, n, t0);
-    if let Some(label) = tick_label(curve) {
-        tick_point(ctx, label, &dev, n, seed);
-        drop(dev);
-        turnover_point(ctx, label, scheme, n, seed);
-    }
-    measured
-}
-
-/// The name of `curve`'s line in tick.csv, if its ticks are measured: scheme6, scheme7.
-fn tick_label(curve: &Curve) -> Option<&'static str> {
-    TICK_CURVES
-        .contains(&curve.name)
-        .then(|| curve.name.split('-').next().unwrap_or(curve.name))
+        (scheme, api) => prepare(ctx, curve, scheme, api, n)?,
+    };
+    instances.insert(key, dev);
+    Ok(())
 }
 
 /// A fresh instance for `scheme` holding n far-future callouts; its memory is recorded.
-fn prepare(
-    ctx: &mut Ctx,
-    curve: &Curve,
-    scheme: u32,
-    api: Api,
-    n: u64,
-    seed: u64,
-) -> io::Result<Device> {
-    let dev = Device::open(&ctx.opts.device)?;
-    let config = config_for(scheme, n, ctx.opts.slots);
+fn prepare(ctx: &mut Ctx, curve: &Curve, scheme: u32, api: Api, n: u64) -> io::Result<Device> {
+    let dev = Device::open(&ctx.setup.device)?;
+    let config = config_for(scheme, n, ctx.setup.slots);
     dev.configure(&config)
         .map_err(|e| annotate(e, "TW_IOC_CONFIGURE"))?;
     let t0 = Instant::now();
+    let seed = seed_for(ctx.setup.seed, curve.name, n);
     populate(&dev, scheme, api, n, &mut Rng::new(seed))?;
     let stats = expect_outstanding(&dev, n)?;
     eprintln!(
-        "fig9: {} n={n}: {n} callouts set in {:.2} s, {} bytes",
-        curve.name,
+        "fig9: scheme {scheme} ({}) n={n}: {n} callouts set in {:.2} s, {} bytes",
+        curve.interface(),
         t0.elapsed().as_secs_f64(),
         stats.memory_bytes
     );
-    ctx.res.memory.push(MemoryRow {
-        curve: curve.name.into(),
+    ctx.res.memory.push(MemoryRow::new(
+        curve.name,
         n,
-        capacity: config.capacity as u64,
-        memory_bytes: stats.memory_bytes,
-    });
+        u64::from(config.capacity),
+        stats.memory_bytes,
+    ));
     Ok(dev)
+}
+
+/// One repeat of measure `m` of `curve` at `n`, recorded.
+fn repeat_once(ctx: &mut Ctx, instances: &Instances, curve: &Curve, m: Measure, n: u64, rep: u32) {
+    let Some(budget) = ctx.budget(curve, m, n) else {
+        return;
+    };
+    let key = match curve.target {
+        Target::Facility { scheme, api } => (scheme, api.populate()),
+        Target::Kernel { .. } => (0, Api::Setcallout),
+    };
+    let Some(dev) = instances.get(&key) else {
+        return;
+    };
+    let seed = seed_for(ctx.setup.seed, curve.name, n) ^ u64::from(rep);
+    let t0 = Instant::now();
+    let spent = || t0.elapsed();
+    let hold = Cell::new(None);
+    let r = match (curve.target, m) {
+        (Target::Facility { api, .. }, Measure::Kernel) => {
+            let mut run = |k| bench(dev, api.bench_kind(), 0, k, seed, &hold);
+            measure(&ctx.plans.kernel, budget, &spent, &mut run)
+        }
+        (Target::Facility { api, .. }, Measure::Ioctl) => {
+            ioctl_measure(dev, api, &ctx.plans.ioctl, budget, &spent, seed)
+        }
+        (Target::Kernel { kind }, _) => {
+            let mut run = |k| bench(dev, kind, n, k, seed, &hold);
+            measure(&ctx.plans.linux, budget, &spent, &mut run)
+        }
+    };
+    match r {
+        Ok(Outcome::Done(Sample {
+            ns_per_op,
+            iterations,
+        })) => ctx.res.fig9.push(Row {
+            curve: curve.name.into(),
+            interface: curve.interface().into(),
+            measure: m.name().into(),
+            n,
+            ns_per_op: Some(ns_per_op),
+            iterations,
+            repeat: rep,
+            max_hold_ns: hold.get(),
+            ..Row::default()
+        }),
+        Ok(Outcome::OverBudget) => ctx.stop(curve, m, n),
+        Err(e) => ctx.fail(curve, m, n, &e.to_string()),
+    }
 }
 
 fn annotate(e: io::Error, what: &str) -> io::Error {
@@ -363,7 +447,7 @@ fn annotate(e: io::Error, what: &str) -> io::Error {
 }
 
 /// TW_IOC_STATS, checked to show exactly n callouts outstanding.
-fn expect_outstanding(dev: &Device, n: u64) -> io::Result<TwStats> {
+fn expect_outstanding(dev: &Device, n: u64) -> io::Result<tw_stats> {
     let stats = dev.stats().map_err(|e| annotate(e, "TW_IOC_STATS"))?;
     if stats.outstanding != n {
         return Err(io::Error::other(format!(
@@ -381,7 +465,7 @@ fn populate(dev: &Device, scheme: u32, api: Api, n: u64, rng: &mut Rng) -> io::R
         shuffle_free_list(dev, n, rng)?;
         ticks.sort_unstable_by(|a, b| b.cmp(a));
     }
-    let mut ops: Vec<TwOp> = ticks
+    let mut ops: Vec<tw_op> = ticks
         .iter()
         .enumerate()
         .map(|(i, &t)| filler(api, i as u64, t))
@@ -390,47 +474,47 @@ fn populate(dev: &Device, scheme: u32, api: Api, n: u64, rng: &mut Rng) -> io::R
 }
 
 /// The batch op setting filler `i` due in `ticks`.
-fn filler(api: Api, i: u64, ticks: u64) -> TwOp {
+fn filler(api: Api, i: u64, ticks: u64) -> tw_op {
     match api {
-        Api::Setcallout => TwOp {
+        Api::Setcallout | Api::Mod => tw_op {
             op: TW_OP_SET,
             a: ticks,
             b: i,
-            ..TwOp::default()
+            ..tw_op::default()
         },
-        Api::Timeout => TwOp {
+        Api::Timeout => tw_op {
             op: TW_OP_TIMEOUT,
             a: FILLER_FUNC + (i % FILLER_FUNCS) * 0x40,
             b: i,
             c: ticks,
-            ..TwOp::default()
+            ..tw_op::default()
         },
     }
 }
 
 /// Sets n throwaway callouts in descending order, then cancels them in random order.
 fn shuffle_free_list(dev: &Device, n: u64, rng: &mut Rng) -> io::Result<()> {
-    let mut ops: Vec<TwOp> = (0..n)
-        .map(|i| TwOp {
+    let mut ops: Vec<tw_op> = (0..n)
+        .map(|i| tw_op {
             op: TW_OP_SET,
             a: n - i,
-            ..TwOp::default()
+            ..tw_op::default()
         })
         .collect();
     run_ops(dev, &mut ops, "shuffle: set")?;
     rng.shuffle(&mut ops);
     for op in &mut ops {
-        *op = TwOp {
+        *op = tw_op {
             op: TW_OP_UNSET,
             handle: op.handle,
-            ..TwOp::default()
+            ..tw_op::default()
         };
     }
     run_ops(dev, &mut ops, "shuffle: unset")
 }
 
 /// Runs `ops` in batches and checks every op's result.
-fn run_ops(dev: &Device, ops: &mut [TwOp], what: &str) -> io::Result<()> {
+pub fn run_ops(dev: &Device, ops: &mut [tw_op], what: &str) -> io::Result<()> {
     // 1 is no result the kernel writes: an op left at 1 was never run.
     for op in ops.iter_mut() {
         op.result = 1;
@@ -441,7 +525,7 @@ fn run_ops(dev: &Device, ops: &mut [TwOp], what: &str) -> io::Result<()> {
 }
 
 /// Ok if every op of a batch succeeded; else the first failure.
-fn check_results(ops: &[TwOp], what: &str) -> io::Result<()> {
+fn check_results(ops: &[tw_op], what: &str) -> io::Result<()> {
     let Some(i) = ops.iter().position(|op| op.result != 0) else {
         return Ok(());
     };
@@ -457,19 +541,30 @@ fn check_results(ops: &[TwOp], what: &str) -> io::Result<()> {
     )))
 }
 
-/// `k` iterations of TW_IOC_BENCH of `kind`: the nanoseconds they took.
-fn bench(dev: &Device, kind: u32, n: u64, k: u64, seed: u64) -> io::Result<u64> {
+/// `k` iterations of TW_IOC_BENCH of `kind`: the nanoseconds they took. The longest hold of
+/// the lock so far goes to `hold`.
+fn bench(
+    dev: &Device,
+    kind: u32,
+    n: u64,
+    k: u64,
+    seed: u64,
+    hold: &Cell<Option<u64>>,
+) -> io::Result<u64> {
     let b = dev
-        .bench(&TwBench {
+        .bench(&tw_bench {
             kind,
             n,
             iterations: k,
             min_ticks: RESET_MIN,
             spread: RESET_SPREAD,
             seed,
-            ..TwBench::default()
+            ..tw_bench::default()
         })
         .map_err(|e| annotate(e, "TW_IOC_BENCH"))?;
+    if b.max_hold_ns > 0 {
+        hold.set(Some(hold.get().unwrap_or(0).max(b.max_hold_ns)));
+    }
     Ok(b.elapsed_ns)
 }
 
@@ -489,7 +584,7 @@ impl Resetter<'_> {
     fn start(&mut self) -> io::Result<()> {
         let t = self.ticks();
         match self.api {
-            Api::Setcallout => self.handle = self.dev.setcallout(t, u64::MAX)?,
+            Api::Setcallout | Api::Mod => self.handle = self.dev.setcallout(t, u64::MAX)?,
             Api::Timeout => {
                 self.dev.timeout(RESET_FUNC, 0, t)?;
             }
@@ -499,7 +594,7 @@ impl Resetter<'_> {
 
     fn cancel(&mut self) -> io::Result<()> {
         match self.api {
-            Api::Setcallout => self.dev.unsetcallout(self.handle),
+            Api::Setcallout | Api::Mod => self.dev.unsetcallout(self.handle),
             Api::Timeout => self.dev.untimeout(RESET_FUNC, 0),
         }
     }
@@ -508,8 +603,13 @@ impl Resetter<'_> {
     fn resets(&mut self, k: u64) -> io::Result<u64> {
         let t0 = Instant::now();
         for _ in 0..k {
-            self.cancel()?;
-            self.start()?;
+            if self.api == Api::Mod {
+                let t = self.ticks();
+                self.dev.reset(self.handle, t)?;
+            } else {
+                self.cancel()?;
+                self.start()?;
+            }
         }
         Ok(t0.elapsed().as_nanos() as u64)
     }
@@ -538,32 +638,52 @@ fn ioctl_measure(
     out
 }
 
-/// Per-tick bookkeeping with n callouts outstanding: TW_BENCH_TICK on the point's instance.
-fn tick_point(ctx: &mut Ctx, label: &str, dev: &Device, n: u64, seed: u64) {
-    let t0 = Instant::now();
-    let r = expect_outstanding(dev, n).and_then(|_| {
-        let mut run = |k| bench(dev, TW_BENCH_TICK, 0, k, seed);
-        measure(&ctx.plans.tick, ctx.opts.budget, &|| t0.elapsed(), &mut run)
-    });
-    let (ns_per_tick, ticks, note) = match r {
-        Ok(Outcome::Done(s)) => (Some(s.ns_per_op), s.iterations, String::new()),
-        Ok(Outcome::OverBudget) => (None, 0, STOPPED.to_string()),
-        Err(e) => {
-            ctx.res.errors += 1;
-            ctx.note(format!("{label} tick: n={n}: error: {e}"));
-            (None, 0, format!("error: {e}"))
+/// The name of `curve`'s line in tick.csv, if its ticks are measured: scheme6, scheme7.
+fn tick_label(curve: &Curve) -> Option<&'static str> {
+    TICK_CURVES
+        .contains(&curve.name)
+        .then(|| curve.name.split('-').next().unwrap_or(curve.name))
+}
+
+/// Per-tick bookkeeping with n callouts outstanding: TW_BENCH_TICK on the point's instance,
+/// `--repeats` times, each with its share of the ticks before a callout falls due.
+fn tick_point(ctx: &mut Ctx, label: &str, dev: &Device, n: u64) {
+    let seed = seed_for(ctx.setup.seed, label, n);
+    let mut values = Vec::new();
+    for repeat in 0..ctx.setup.repeats {
+        let t0 = Instant::now();
+        let hold = Cell::new(None);
+        let budget = ctx.setup.budget / ctx.setup.repeats.max(1);
+        let r = expect_outstanding(dev, n).and_then(|_| {
+            let mut run = |k| bench(dev, TW_BENCH_TICK, 0, k, seed, &hold);
+            measure(&ctx.plans.tick, budget, &|| t0.elapsed(), &mut run)
+        });
+        let (ns_per_tick, ticks, note) = match r {
+            Ok(Outcome::Done(s)) => (Some(s.ns_per_op), s.iterations, String::new()),
+            Ok(Outcome::OverBudget) => (None, 0, STOPPED.to_string()),
+            Err(e) => {
+                ctx.res.errors += 1;
+                ctx.note(format!("{label} tick: n={n}: error: {e}"));
+                (None, 0, format!("error: {e}"))
+            }
+        };
+        values.extend(ns_per_tick);
+        let failed = ns_per_tick.is_none();
+        ctx.res.tick.push(TickRow {
+            curve: label.into(),
+            n,
+            ns_per_tick,
+            ticks,
+            note,
+            repeat,
+        });
+        if failed {
+            break;
         }
-    };
-    if let Some(v) = ns_per_tick {
-        eprintln!("fig9: {label} n={n}: {v:.1} ns per tick ({ticks} ticks)");
     }
-    ctx.res.tick.push(TickRow {
-        curve: label.into(),
-        n,
-        ns_per_tick,
-        ticks,
-        note,
-    });
+    if let Some(s) = Spread::of(values) {
+        eprintln!("fig9: {label} n={n}: {} ns per tick", spread_text(&s));
+    }
 }
 
 /// The window of the turnover measure, in ticks: every callout is due within it.
@@ -573,102 +693,111 @@ const TURNOVER: u64 = 1 << 16;
 /// TURNOVER ticks timed in the kernel, so that every callout is visited, migrated and fired
 /// inside the measurement. This is where the paper's n·c6/M (scheme 6 scans its slot) and
 /// n·c7·m/T (scheme 7 migrates each timer at most m times in its interval T) show; both also
-/// pay the same n/T expiries per tick. Recorded in tick.csv as `<label>-turnover`.
-fn turnover_point(ctx: &mut Ctx, label: &str, scheme: u32, n: u64, seed: u64) {
+/// pay the same n/T expiries per tick. Recorded in tick.csv as `<label>-turnover`, once per
+/// repeat, each on a fresh instance.
+fn turnover_point(ctx: &mut Ctx, label: &str, scheme: u32, n: u64) {
     let curve = format!("{label}-turnover");
-    let r = (|| -> io::Result<u64> {
-        let dev = Device::open(&ctx.opts.device)?;
-        let mut config = config_for(scheme, n, ctx.opts.slots);
-        config.ring = 1024;
-        config.budget = u32::MAX;
-        dev.configure(&config)
-            .map_err(|e| annotate(e, "TW_IOC_CONFIGURE"))?;
-        let mut rng = Rng::new(seed);
-        let mut ops: Vec<TwOp> = (0..n)
-            .map(|i| filler(Api::Setcallout, i, rng.range(1, TURNOVER + 1)))
-            .collect();
-        run_ops(&dev, &mut ops, "turnover: populate")?;
-        let ns = bench(&dev, TW_BENCH_TICK, 0, TURNOVER, seed)?;
-        expect_outstanding(&dev, 0)?;
-        Ok(ns)
-    })();
-    let (ns_per_tick, note) = match r {
-        Ok(ns) => (Some(ns as f64 / TURNOVER as f64), String::new()),
-        Err(e) => {
-            ctx.res.errors += 1;
-            ctx.note(format!("{curve}: n={n}: error: {e}"));
-            (None, format!("error: {e}"))
+    let mut values = Vec::new();
+    for repeat in 0..ctx.setup.repeats {
+        let seed = seed_for(ctx.setup.seed, &curve, n) ^ u64::from(repeat);
+        let r = turnover(ctx, scheme, n, seed);
+        let (ns_per_tick, note) = match r {
+            Ok(ns) => (Some(ns as f64 / TURNOVER as f64), String::new()),
+            Err(e) => {
+                ctx.res.errors += 1;
+                ctx.note(format!("{curve}: n={n}: error: {e}"));
+                (None, format!("error: {e}"))
+            }
+        };
+        values.extend(ns_per_tick);
+        let failed = ns_per_tick.is_none();
+        ctx.res.tick.push(TickRow {
+            curve: curve.clone(),
+            n,
+            ns_per_tick,
+            ticks: TURNOVER,
+            note,
+            repeat,
+        });
+        if failed {
+            break;
         }
-    };
-    if let Some(v) = ns_per_tick {
-        eprintln!("fig9: {curve} n={n}: {v:.1} ns per tick over a turnover of {TURNOVER} ticks");
     }
-    ctx.res.tick.push(TickRow {
-        curve,
-        n,
-        ns_per_tick,
-        ticks: TURNOVER,
-        note,
-    });
-}
-
-/// A Linux timer curve: one unused instance, TW_IOC_BENCH with n for every n.
-fn linux_curve(ctx: &mut Ctx, curve: &Curve, kind: u32) {
-    let dev = Device::open(&ctx.opts.device).and_then(|d| {
-        // The instance itself is not used: keep it small.
-        d.configure(&config_for(TW_SCHEME_HASHED_UNSORTED, 0, 64))?;
-        Ok(d)
-    });
-    let dev = match dev {
-        Ok(d) => d,
-        Err(e) => {
-            ctx.record(curve, Measure::Kernel, 0, Verdict::Failed(e.to_string()));
-            return;
-        }
-    };
-    let mut overran = false;
-    for n in ctx.ns.clone() {
-        if overran {
-            ctx.stop(curve, Measure::Kernel, n);
-            return;
-        }
-        let t0 = Instant::now();
-        let seed = seed_for(ctx.opts.seed, curve.name, n);
-        let mut run = |k| bench(&dev, kind, n, k, seed);
-        let r = measure(
-            &ctx.plans.linux,
-            ctx.opts.budget,
-            &|| t0.elapsed(),
-            &mut run,
-        )
-        .into();
-        if !ctx.record(curve, Measure::Kernel, n, r) {
-            return;
-        }
-        progress(ctx, curve, n, t0);
-        overran = t0.elapsed() > ctx.opts.budget;
+    if let Some(s) = Spread::of(values) {
+        eprintln!(
+            "fig9: {curve} n={n}: {} ns per tick over a turnover of {TURNOVER} ticks",
+            spread_text(&s)
+        );
     }
 }
 
-/// One line on stderr with the point's numbers.
-fn progress(ctx: &Ctx, curve: &Curve, n: u64, t0: Instant) {
-    let mine = ctx
-        .res
-        .fig9
-        .iter()
-        .filter(|r| r.curve == curve.name && r.n == n);
-    let parts: Vec<String> = mine
-        .map(|r| match r.ns_per_op {
-            Some(v) => format!("{} {v:.1} ns ({} it)", r.measure, r.iterations),
-            None => format!("{} {}", r.measure, r.note),
-        })
+/// One turnover on a fresh instance: the nanoseconds of its TURNOVER ticks.
+fn turnover(ctx: &Ctx, scheme: u32, n: u64, seed: u64) -> io::Result<u64> {
+    let dev = Device::open(&ctx.setup.device)?;
+    let mut config = config_for(scheme, n, ctx.setup.slots);
+    config.ring = 1024;
+    config.budget = TW_MAX_BUDGET;
+    dev.configure(&config)
+        .map_err(|e| annotate(e, "TW_IOC_CONFIGURE"))?;
+    let mut rng = Rng::new(seed);
+    let mut ops: Vec<tw_op> = (0..n)
+        .map(|i| filler(Api::Setcallout, i, rng.range(1, TURNOVER + 1)))
         .collect();
-    eprintln!(
-        "fig9: {} n={n}: {} [{:.2} s]",
-        curve.name,
-        parts.join(", "),
-        t0.elapsed().as_secs_f64()
-    );
+    run_ops(&dev, &mut ops, "turnover: populate")?;
+    let hold = Cell::new(None);
+    let ns = bench(&dev, TW_BENCH_TICK, 0, TURNOVER, seed, &hold)?;
+    expect_outstanding(&dev, 0)?;
+    Ok(ns)
+}
+
+/// `median [min–max]`, in ns.
+pub fn spread_text(s: &Spread) -> String {
+    if s.count > 1 {
+        format!("{:.1} [{:.1}–{:.1}]", s.median, s.min, s.max)
+    } else {
+        format!("{:.1}", s.median)
+    }
+}
+
+/// The progress line of `curve` at `n`: each measure's median and spread, or why it has none.
+fn progress(ctx: &Ctx, curve: &Curve, n: u64, spent: &BTreeMap<(&str, Measure), Duration>) {
+    let mut parts = Vec::new();
+    let mut took = Duration::ZERO;
+    for &m in Measure::of(curve) {
+        took += spent.get(&(curve.name, m)).copied().unwrap_or_default();
+        let rows: Vec<&Row> = ctx
+            .res
+            .fig9
+            .iter()
+            .filter(|r| r.curve == curve.name && r.n == n && r.measure == m.name())
+            .collect();
+        let values = rows.iter().filter_map(|r| r.ns_per_op);
+        match Spread::of(values) {
+            Some(s) => {
+                let hold = rows.iter().filter_map(|r| r.max_hold_ns).max();
+                let hold = hold.map_or(String::new(), |h| format!(", hold ≤ {h} ns"));
+                parts.push(format!(
+                    "{} {} ns ({}×{hold})",
+                    m.name(),
+                    spread_text(&s),
+                    s.count
+                ));
+            }
+            None => {
+                if let Some(r) = rows.last() {
+                    parts.push(format!("{} {}", m.name(), r.note));
+                }
+            }
+        }
+    }
+    if !parts.is_empty() {
+        eprintln!(
+            "fig9: {} n={n}: {} [{:.2} s]",
+            curve.name,
+            parts.join(", "),
+            took.as_secs_f64()
+        );
+    }
 }
 
 #[cfg(test)]
@@ -679,6 +808,7 @@ mod tests {
     fn fillers_of_both_interfaces() {
         let op = filler(Api::Setcallout, 7, 600_000);
         assert_eq!((op.op, op.a, op.b), (TW_OP_SET, 600_000, 7));
+        assert_eq!(filler(Api::Mod, 7, 600_000), op);
         let op = filler(Api::Timeout, 9, 600_000);
         assert_eq!(op.op, TW_OP_TIMEOUT);
         assert_eq!((op.a, op.b, op.c), (FILLER_FUNC + 0x40, 9, 600_000));
@@ -690,9 +820,9 @@ mod tests {
 
     #[test]
     fn every_batch_result_is_checked() {
-        let ok = TwOp::default();
+        let ok = tw_op::default();
         assert!(check_results(&[ok, ok], "t").is_ok());
-        let bad = TwOp {
+        let bad = tw_op {
             result: -28, // ENOSPC
             ..ok
         };
@@ -702,7 +832,7 @@ mod tests {
                 .starts_with("populate: op 1 of 3: No space left"),
             "{e}"
         );
-        let unrun = TwOp { result: 1, ..ok };
+        let unrun = tw_op { result: 1, ..ok };
         let e = check_results(&[unrun], "t").unwrap_err();
         assert!(e.to_string().contains("not run"), "{e}");
     }
@@ -713,6 +843,77 @@ mod tests {
         assert_eq!(label("scheme6-setcallout"), Some("scheme6"));
         assert_eq!(label("scheme7-setcallout"), Some("scheme7"));
         assert_eq!(label("scheme7-timeout"), None);
+        assert_eq!(label("scheme7-mod"), None);
         assert_eq!(label("bsd-traditional"), None);
+    }
+
+    fn ctx(setup: &Setup) -> Ctx<'_> {
+        let mut c = Ctx {
+            setup,
+            plans: Plans::new(setup.quick, setup.repeats),
+            res: Results::default(),
+            state: BTreeMap::new(),
+        };
+        for curve in &setup.curves {
+            for &m in Measure::of(curve) {
+                c.state.insert((curve.name, m), State::Live);
+            }
+        }
+        c
+    }
+
+    fn setup() -> Setup {
+        Setup {
+            quick: false,
+            budget: Duration::from_millis(1000),
+            max_n: 1_000_000,
+            device: "/nonexistent".into(),
+            slots: 4096,
+            seed: 1,
+            repeats: 5,
+            curves: CURVES.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_stopped_key_curve_is_still_measured_at_the_key_n() {
+        let s = setup();
+        let mut c = ctx(&s);
+        let key = Curve::by_name("scheme7-setcallout").unwrap();
+        let other = Curve::by_name("bsd-traditional").unwrap();
+        assert_eq!(
+            c.budget(&key, Measure::Kernel, 10),
+            Some(Duration::from_millis(200)),
+            "a live curve's repeat has its share of the budget"
+        );
+        c.stop(&key, Measure::Kernel, 100);
+        c.stop(&other, Measure::Kernel, 100);
+        assert_eq!(c.budget(&key, Measure::Kernel, 300), None);
+        assert_eq!(c.budget(&key, Measure::Kernel, 1000), Some(Duration::MAX));
+        assert_eq!(
+            c.budget(&key, Measure::Kernel, 1_000_000),
+            Some(Duration::MAX)
+        );
+        assert_eq!(c.budget(&other, Measure::Kernel, 1000), None);
+        assert_eq!(c.res.fig9.len(), 2, "one stop row each");
+        // A forced point that stops again adds no second stop row.
+        c.stop(&key, Measure::Kernel, 1000);
+        assert_eq!(c.res.fig9.len(), 2);
+    }
+
+    #[test]
+    fn the_tick_plan_shares_the_ticks_among_the_repeats() {
+        let p = Plans::new(false, 5);
+        assert_eq!(p.tick.max_total, TICK_LIMIT / 5);
+        assert_eq!(p.kernel.target, Duration::from_millis(20));
+        assert_eq!(Plans::new(true, 1).tick.max_total, TICK_LIMIT);
+    }
+
+    #[test]
+    fn linux_curves_have_only_the_kernel_measure() {
+        let l = Curve::by_name("linux-timer_list-mod").unwrap();
+        assert_eq!(Measure::of(&l), &[Measure::Kernel]);
+        let s = Curve::by_name("scheme6-mod").unwrap();
+        assert_eq!(Measure::of(&s), &[Measure::Kernel, Measure::Ioctl]);
     }
 }

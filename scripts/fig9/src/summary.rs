@@ -1,49 +1,78 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The numbers the closing note needs, from fig9.csv: how flat the wheels are (cost at a large
-//! n over cost at a small n), how scheme 7 compares with the kernel's own timers, and how the
-//! traditional BSD list grows (its slope on log-log: 1 is linear).
+//! n over cost at a small n), what a reset in place saves over cancel + start, how scheme 7
+//! compares with the kernel's own timers, how the traditional BSD list grows (its slope on
+//! log-log: 1 is linear), the longest lock hold of each curve, and (from wakeups.csv) how often
+//! an instance wakes with nothing to do.
+//!
+//! A ratio is taken repeat by repeat (repeat i of one point over repeat i of the other: measured
+//! side by side, interleaved) and reported as the median of those ratios with their range.
 
-use crate::csv::Row;
-use crate::csv::STOPPED;
+use crate::records::point;
+use crate::records::Row;
+use crate::records::Spread;
+use crate::records::WakeupRow;
+use crate::records::STOPPED;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// Curves whose flatness is reported.
-pub const FLAT_CURVES: [&str; 4] = [
+pub const FLAT_CURVES: [&str; 6] = [
     "scheme6-setcallout",
     "scheme6-timeout",
+    "scheme6-mod",
     "scheme7-setcallout",
     "scheme7-timeout",
+    "scheme7-mod",
+];
+/// Reset in place against cancel + start of the same structure.
+pub const MOD_PAIRS: [(&str, &str); 3] = [
+    ("scheme6-mod", "scheme6-setcallout"),
+    ("scheme7-mod", "scheme7-setcallout"),
+    ("linux-timer_list-mod", "linux-timer_list"),
 ];
 /// The curve compared with Linux.
 pub const OURS: &str = "scheme7-setcallout";
+pub const LINUX: [&str; 2] = ["linux-timer_list", "linux-hrtimer"];
 pub const BASELINE: &str = "bsd-traditional";
 /// The baseline's slope is fitted over points with at least this n (below, the fixed cost of
 /// a reset hides the walk).
 pub const SLOPE_MIN_N: u64 = 100;
 
-/// Cost of `curve` at a small and a large n.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Flatness {
-    pub curve: String,
-    pub small: Option<f64>,
-    pub large: Option<f64>,
+/// One curve at one n, by repeat.
+fn repeats(rows: &[Row], curve: &str, measure: &str, n: u64) -> BTreeMap<u32, f64> {
+    rows.iter()
+        .filter(|r| r.curve == curve && r.measure == measure && r.n == n)
+        .filter_map(|r| r.ns_per_op.map(|v| (r.repeat, v)))
+        .collect()
 }
 
-impl Flatness {
-    /// large / small: 1 is perfectly flat.
-    pub fn ratio(&self) -> Option<f64> {
-        Some(self.large? / self.small?)
+/// `a / b` repeat by repeat, over the repeats both have.
+pub fn ratio(a: &BTreeMap<u32, f64>, b: &BTreeMap<u32, f64>) -> Option<Spread> {
+    Spread::of(a.iter().filter_map(|(rep, x)| b.get(rep).map(|y| x / y)))
+}
+
+/// A comparison: `a` over `b`, each with its spread, and their ratio.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Compared {
+    pub label: String,
+    pub a: Option<Spread>,
+    pub b: Option<Spread>,
+    pub ratio: Option<Spread>,
+}
+
+impl Compared {
+    fn new(rows: &[Row], label: String, a: (&str, u64), b: (&str, u64), measure: &str) -> Self {
+        let ra = repeats(rows, a.0, measure, a.1);
+        let rb = repeats(rows, b.0, measure, b.1);
+        Compared {
+            label,
+            a: point(rows, a.0, measure, a.1),
+            b: point(rows, b.0, measure, b.1),
+            ratio: ratio(&ra, &rb),
+        }
     }
-}
-
-/// Scheme 7 against Linux at one n.
-#[derive(Clone, Debug, PartialEq)]
-pub struct VsLinux {
-    pub n: u64,
-    pub ours: Option<f64>,
-    pub timer_list: Option<f64>,
-    pub hrtimer: Option<f64>,
 }
 
 /// A least-squares line through log10 n, log10 cost.
@@ -60,17 +89,16 @@ pub struct Summary {
     pub measure: String,
     pub small_n: u64,
     pub large_n: u64,
-    pub flatness: Vec<Flatness>,
-    pub vs_linux: Vec<VsLinux>,
+    /// Cost at large n over cost at small n.
+    pub flatness: Vec<Compared>,
+    /// Reset in place over cancel + start, at both n.
+    pub in_place: Vec<Compared>,
+    /// Scheme 7 over each Linux timer, at both n.
+    pub vs_linux: Vec<Compared>,
     pub baseline: Option<Slope>,
     pub baseline_stopped_at: Option<u64>,
-}
-
-/// The measured cost of `curve` at `n`, if there is one.
-pub fn value(rows: &[Row], curve: &str, measure: &str, n: u64) -> Option<f64> {
-    rows.iter()
-        .find(|r| r.curve == curve && r.measure == measure && r.n == n)
-        .and_then(|r| r.ns_per_op)
+    /// The longest lock hold of each curve, in ns, and its n.
+    pub holds: Vec<(String, u64, u64)>,
 }
 
 /// The slope of the least-squares line through `pts`; None without two distinct x.
@@ -87,14 +115,20 @@ pub fn fit_slope(pts: &[(f64, f64)]) -> Option<f64> {
     }
 }
 
-/// The baseline's log-log slope over its measured points with n ≥ [`SLOPE_MIN_N`].
+/// The baseline's log-log slope over the medians of its points with n ≥ [`SLOPE_MIN_N`].
 fn baseline_slope(rows: &[Row], measure: &str) -> Option<Slope> {
-    let mut pts: Vec<(u64, f64)> = rows
+    let mut ns: Vec<u64> = rows
         .iter()
         .filter(|r| r.curve == BASELINE && r.measure == measure && r.n >= SLOPE_MIN_N)
-        .filter_map(|r| r.ns_per_op.filter(|v| *v > 0.0).map(|v| (r.n, v)))
+        .map(|r| r.n)
         .collect();
-    pts.sort_by_key(|p| p.0);
+    ns.sort_unstable();
+    ns.dedup();
+    let pts: Vec<(u64, f64)> = ns
+        .into_iter()
+        .filter_map(|n| point(rows, BASELINE, measure, n).map(|s| (n, s.median)))
+        .filter(|p| p.1 > 0.0)
+        .collect();
     let logs: Vec<(f64, f64)> = pts
         .iter()
         .map(|&(n, v)| ((n as f64).log10(), v.log10()))
@@ -107,24 +141,37 @@ fn baseline_slope(rows: &[Row], measure: &str) -> Option<Slope> {
     })
 }
 
+/// The longest hold of each curve that reports one, in curve order.
+fn holds(rows: &[Row]) -> Vec<(String, u64, u64)> {
+    let mut out: Vec<(String, u64, u64)> = Vec::new();
+    for r in rows {
+        let Some(h) = r.max_hold_ns else { continue };
+        match out.iter_mut().find(|(c, _, _)| *c == r.curve) {
+            Some(e) if h > e.1 => *e = (r.curve.clone(), h, r.n),
+            Some(_) => {}
+            None => out.push((r.curve.clone(), h, r.n)),
+        }
+    }
+    out
+}
+
 pub fn summarize(rows: &[Row], measure: &str, small_n: u64, large_n: u64) -> Summary {
     let flatness = FLAT_CURVES
         .iter()
-        .map(|c| Flatness {
-            curve: c.to_string(),
-            small: value(rows, c, measure, small_n),
-            large: value(rows, c, measure, large_n),
-        })
+        .map(|c| Compared::new(rows, c.to_string(), (c, large_n), (c, small_n), measure))
         .collect();
-    let vs_linux = [small_n, large_n]
-        .iter()
-        .map(|&n| VsLinux {
-            n,
-            ours: value(rows, OURS, measure, n),
-            timer_list: value(rows, "linux-timer_list", measure, n),
-            hrtimer: value(rows, "linux-hrtimer", measure, n),
-        })
-        .collect();
+    let mut in_place = Vec::new();
+    let mut vs_linux = Vec::new();
+    for n in [small_n, large_n] {
+        for (a, b) in MOD_PAIRS {
+            let label = format!("n={n} {a} / {b}");
+            in_place.push(Compared::new(rows, label, (a, n), (b, n), measure));
+        }
+        for l in LINUX {
+            let label = format!("n={n} {OURS} / {l}");
+            vs_linux.push(Compared::new(rows, label, (OURS, n), (l, n), measure));
+        }
+    }
     let baseline_stopped_at = rows
         .iter()
         .find(|r| r.curve == BASELINE && r.measure == measure && r.note.starts_with(STOPPED))
@@ -134,23 +181,37 @@ pub fn summarize(rows: &[Row], measure: &str, small_n: u64, large_n: u64) -> Sum
         small_n,
         large_n,
         flatness,
+        in_place,
         vs_linux,
         baseline: baseline_slope(rows, measure),
         baseline_stopped_at,
+        holds: holds(rows),
     }
 }
 
-fn ns(v: Option<f64>) -> String {
-    v.map(|x| format!("{x:.1} ns"))
+fn ns(v: Option<Spread>) -> String {
+    v.map(|s| format!("{:.1} ns", s.median))
         .unwrap_or_else(|| "n/a".into())
 }
 
-fn ratio(v: Option<f64>) -> String {
-    v.map(|x| format!("{x:.2}")).unwrap_or_else(|| "n/a".into())
+/// `1.25 [1.10–1.40]`: the median ratio and its range over the repeats.
+fn ratio_text(v: Option<Spread>) -> String {
+    match v {
+        Some(s) if s.count > 1 => format!("{:.2} [{:.2}–{:.2}]", s.median, s.min, s.max),
+        Some(s) => format!("{:.2}", s.median),
+        None => "n/a".into(),
+    }
 }
 
-fn div(a: Option<f64>, b: Option<f64>) -> Option<f64> {
-    Some(a? / b?)
+fn compared(o: &mut String, c: &Compared) {
+    let _ = writeln!(
+        o,
+        "  {:<48} {:>12} / {:>12}   ratio {}",
+        c.label,
+        ns(c.a),
+        ns(c.b),
+        ratio_text(c.ratio)
+    );
 }
 
 /// The summary as text for the closing note.
@@ -158,29 +219,21 @@ pub fn render(s: &Summary) -> String {
     let mut o = String::new();
     let (a, b) = (s.small_n, s.large_n);
     let _ = writeln!(o, "Figure 9 summary, measure: {}", s.measure);
+    let _ = writeln!(
+        o,
+        "(medians over the repeats; ratios taken repeat by repeat: median [min–max])"
+    );
     let _ = writeln!(o, "\nflatness: cost at n={b} / cost at n={a} (1.00 = flat)");
     for f in &s.flatness {
-        let _ = writeln!(
-            o,
-            "  {:<20} {:>12} -> {:>12}   ratio {}",
-            f.curve,
-            ns(f.small),
-            ns(f.large),
-            ratio(f.ratio())
-        );
+        compared(&mut o, f);
     }
-    let _ = writeln!(o, "\n{OURS} vs Linux timers (ratio = {OURS} / linux)");
-    for v in &s.vs_linux {
-        let _ = writeln!(
-            o,
-            "  n={:<8} {OURS} {}; timer_list {} (ratio {}); hrtimer {} (ratio {})",
-            v.n,
-            ns(v.ours),
-            ns(v.timer_list),
-            ratio(div(v.ours, v.timer_list)),
-            ns(v.hrtimer),
-            ratio(div(v.ours, v.hrtimer))
-        );
+    let _ = writeln!(o, "\nreset in place / cancel + start");
+    for c in &s.in_place {
+        compared(&mut o, c);
+    }
+    let _ = writeln!(o, "\n{OURS} vs Linux timers");
+    for c in &s.vs_linux {
+        compared(&mut o, c);
     }
     let _ = writeln!(o, "\n{BASELINE}: log-log slope (1.00 = linear in n)");
     match &s.baseline {
@@ -201,6 +254,28 @@ pub fn render(s: &Summary) -> String {
     if let Some(n) = s.baseline_stopped_at {
         let _ = writeln!(o, "  stopped at n={n}: budget exceeded");
     }
+    if !s.holds.is_empty() {
+        let _ = writeln!(o, "\nlongest hold of the instance's lock (TW_IOC_BENCH)");
+        for (c, h, n) in &s.holds {
+            let _ = writeln!(o, "  {c:<24} {:>10.1} µs at n={n}", *h as f64 / 1000.0);
+        }
+    }
+    o
+}
+
+/// Wakeups per second, for the closing note.
+pub fn render_wakeups(rows: &[WakeupRow]) -> String {
+    let mut o = String::from("\nwakeups per second on the real clock (1 ms tick)\n");
+    for r in rows {
+        let v = r
+            .wakeups_per_s
+            .map_or_else(|| r.note.clone(), |v| format!("{v:9.1}"));
+        let _ = writeln!(
+            o,
+            "  scheme {} {:<8} {:<5} ({:>4} callouts) {v}",
+            r.scheme, r.clock, r.load, r.callouts
+        );
+    }
     o
 }
 
@@ -217,6 +292,7 @@ mod tests {
             ns_per_op: ns,
             iterations: 5,
             note: note.into(),
+            ..Row::default()
         }
     }
 
@@ -230,6 +306,7 @@ mod tests {
                 Some(if n >= 1_000_000 { 150.0 } else { 120.0 }),
                 "",
             ));
+            rows.push(row("scheme7-mod", n, Some(60.0), ""));
             rows.push(row("linux-timer_list", n, Some(60.0), ""));
             rows.push(row("linux-hrtimer", n, Some(240.0), ""));
             // A pure power law n^1 for n >= 100, a fixed cost below.
@@ -251,16 +328,21 @@ mod tests {
         assert_eq!(fit_slope(&[]), None);
     }
 
+    fn median(c: &Compared) -> Option<f64> {
+        c.ratio.map(|s| s.median)
+    }
+
     #[test]
     fn summary_ratios_and_slope() {
         let s = summarize(&synthetic(), "kernel", 1000, 1_000_000);
-        assert_eq!(s.flatness[0].ratio(), Some(1.0));
-        assert_eq!(s.flatness[2].curve, "scheme7-setcallout");
-        assert_eq!(s.flatness[2].ratio(), Some(1.25));
-        assert_eq!(s.flatness[1].ratio(), None, "no scheme6-timeout rows");
-        let v = &s.vs_linux[1];
-        assert_eq!(div(v.ours, v.timer_list), Some(2.5));
-        assert_eq!(div(v.ours, v.hrtimer), Some(0.625));
+        assert_eq!(median(&s.flatness[0]), Some(1.0));
+        assert_eq!(s.flatness[3].label, "scheme7-setcallout");
+        assert_eq!(median(&s.flatness[3]), Some(1.25));
+        assert_eq!(median(&s.flatness[1]), None, "no scheme6-timeout rows");
+        // n = 1e6: scheme 7 at 150 against timer_list 60 and hrtimer 240.
+        assert_eq!(median(&s.vs_linux[2]), Some(2.5));
+        assert_eq!(median(&s.vs_linux[3]), Some(0.625));
+        assert_eq!(median(&s.in_place[1]), Some(0.5), "{:?}", s.in_place[1]);
         let sl = s.baseline.clone().unwrap();
         assert!((sl.slope - 1.0).abs() < 1e-9, "slope {}", sl.slope);
         assert_eq!((sl.points, sl.first_n, sl.last_n), (4, 100, 100_000));
@@ -273,9 +355,41 @@ mod tests {
     }
 
     #[test]
+    fn ratios_are_taken_repeat_by_repeat() {
+        let mut rows = Vec::new();
+        for (rep, (a, b)) in [(100.0, 50.0), (300.0, 100.0), (110.0, 100.0)]
+            .into_iter()
+            .enumerate()
+        {
+            let mut x = row("scheme7-setcallout", 1000, Some(a), "");
+            let mut y = row("linux-timer_list", 1000, Some(b), "");
+            x.repeat = rep as u32;
+            y.repeat = rep as u32;
+            x.max_hold_ns = Some(1000 * (rep as u64 + 1));
+            rows.extend([x, y]);
+        }
+        let s = summarize(&rows, "kernel", 1000, 1_000_000);
+        let r = s.vs_linux[0].ratio.unwrap();
+        assert_eq!((r.median, r.min, r.max, r.count), (2.0, 1.1, 3.0, 3));
+        assert_eq!(s.vs_linux[0].a.unwrap().median, 110.0);
+        assert!(render(&s).contains("ratio 2.00 [1.10–3.00]"));
+        assert_eq!(s.holds, vec![("scheme7-setcallout".into(), 3000, 1000)]);
+    }
+
+    #[test]
+    fn the_published_csv_still_summarizes() {
+        let doc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../doc/fig9.csv");
+        let rows: Vec<Row> = crate::records::read(&doc).unwrap();
+        let s = summarize(&rows, "kernel", 1000, 1_000_000);
+        assert!(median(&s.flatness[0]).is_some());
+        assert!(median(&s.vs_linux[0]).is_some());
+        assert!(s.baseline.is_some());
+    }
+
+    #[test]
     fn another_measure_sees_nothing() {
         let s = summarize(&synthetic(), "ioctl", 1000, 1_000_000);
-        assert!(s.flatness.iter().all(|f| f.ratio().is_none()));
+        assert!(s.flatness.iter().all(|f| f.ratio.is_none()));
         assert_eq!(s.baseline, None);
     }
 }

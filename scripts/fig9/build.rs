@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The uapi check: `include/uapi/timerwheel.h` is the source of truth, and
+//! `include/uapi/timerwheel.rs` (its Rust twin, compiled into the module and into this tool) must
+//! say the same. bindgen reads the header; this script then writes compile-time assertions that
+//! fail the build when the two disagree:
+//!
+//! - every constant of the header exists in the twin with the same value (a string constant
+//!   missing from the twin is only warned about: the tool takes it from the header);
+//! - every structure of the header exists in the twin with the same fields in the same order,
+//!   and the same size, alignment, field offsets and field sizes; the twin has nothing more;
+//! - every `TW_IOC_*` request of the header equals the opcode this tool computes with rustix
+//!   (`crate::device::TW_IOC_*`), as clang evaluates the header's own `_IOR`/`_IOW`/`_IOWR`.
+//!
+//! `TW_UAPI_HEADER=path` checks another header instead (to see the check fail on a changed
+//! copy); libclang is looked up in `LIBCLANG_PATH`, by default LLVM 19's (scripts/setup.sh).
+
+use std::collections::BTreeMap;
+use std::env;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+use std::path::PathBuf;
+
+/// Where scripts/setup.sh installs libclang (scripts/lib.sh exports the same).
+const DEFAULT_LIBCLANG: &str = "/usr/lib/llvm-19/lib";
+
+fn main() {
+    let dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    let uapi = dir.join("../../include/uapi");
+    let header = env::var_os("TW_UAPI_HEADER").map_or(uapi.join("timerwheel.h"), PathBuf::from);
+    let twin = uapi.join("timerwheel.rs");
+    for f in [&header, &twin] {
+        println!("cargo:rerun-if-changed={}", f.display());
+    }
+    println!("cargo:rerun-if-env-changed=TW_UAPI_HEADER");
+    println!("cargo:rerun-if-env-changed=LIBCLANG_PATH");
+    if env::var_os("LIBCLANG_PATH").is_none() {
+        env::set_var("LIBCLANG_PATH", DEFAULT_LIBCLANG);
+    }
+    let c = bindings(&header);
+    let twin_text = fs::read_to_string(&twin).unwrap_or_else(|e| panic!("{}: {e}", twin.display()));
+    let check = match Check::new(&c, &twin_text) {
+        Ok(check) => check,
+        Err(e) => panic!(
+            "uapi check: {} against {}: {e}",
+            twin.display(),
+            header.display()
+        ),
+    };
+    for w in &check.warnings {
+        println!("cargo:warning={w}");
+    }
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
+    write(&out.join("uapi_c.rs"), &c);
+    write(&out.join("uapi_check.rs"), &check.code);
+}
+
+fn write(path: &Path, text: &str) {
+    fs::write(path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+}
+
+/// The `TW_IOC_*` requests the header defines with `_IO*`.
+fn requests(header: &str) -> Vec<String> {
+    header
+        .lines()
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            (words.next() == Some("#define"))
+                .then(|| words.next())
+                .flatten()
+                .filter(|name| name.starts_with("TW_IOC_"))
+                .filter(|_| words.next().is_some_and(|v| v.starts_with("_IO")))
+                .map(String::from)
+        })
+        .collect()
+}
+
+/// bindgen's Rust for the header, with each request's value as clang computes it: an enum
+/// constant `TWCHECK_<request>` (bindgen cannot evaluate `_IOR` in a macro, clang can in an
+/// enum).
+fn bindings(header: &Path) -> String {
+    let text = fs::read_to_string(header).unwrap_or_else(|e| panic!("{}: {e}", header.display()));
+    let mut wrapper = format!("#include \"{}\"\nenum {{\n", header.display());
+    for r in requests(&text) {
+        let _ = writeln!(wrapper, "\tTWCHECK_{r} = {r},");
+    }
+    wrapper.push_str("};\n");
+    bindgen::Builder::default()
+        .header_contents("tw_check.h", &wrapper)
+        .allowlist_type("tw_.*")
+        .allowlist_var("TW_.*|TWCHECK_.*")
+        .layout_tests(false)
+        .generate_comments(false)
+        .generate()
+        .unwrap_or_else(|e| panic!("bindgen on {}: {e}", header.display()))
+        .to_string()
+}
+
+/// What one side declares: constants (string constants apart) and structures with their fields.
+#[derive(Default)]
+struct Decls {
+    consts: Vec<String>,
+    strings: BTreeMap<String, String>,
+    structs: BTreeMap<String, Vec<String>>,
+}
+
+impl Decls {
+    fn parse(text: &str) -> Result<Decls, String> {
+        let file = syn::parse_file(text).map_err(|e| format!("parse: {e}"))?;
+        let mut d = Decls::default();
+        for item in file.items {
+            match item {
+                syn::Item::Const(c) => match string_value(&c.expr) {
+                    Some(s) => {
+                        d.strings.insert(c.ident.to_string(), s);
+                    }
+                    None => d.consts.push(c.ident.to_string()),
+                },
+                syn::Item::Struct(s) => {
+                    let fields = s
+                        .fields
+                        .iter()
+                        .map(|f| f.ident.as_ref().map_or("?".into(), ToString::to_string))
+                        .collect();
+                    d.structs.insert(s.ident.to_string(), fields);
+                }
+                _ => {}
+            }
+        }
+        Ok(d)
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.consts.iter().any(|c| c == name) || self.strings.contains_key(name)
+    }
+}
+
+/// The text of a string constant: `"..."`, or bindgen's `b"...\0"`.
+fn string_value(expr: &syn::Expr) -> Option<String> {
+    let syn::Expr::Lit(lit) = expr else {
+        return None;
+    };
+    match &lit.lit {
+        syn::Lit::Str(s) => Some(s.value()),
+        syn::Lit::ByteStr(b) => {
+            let v = b.value();
+            Some(String::from_utf8_lossy(v.strip_suffix(b"\0").unwrap_or(&v)).into_owned())
+        }
+        _ => None,
+    }
+}
+
+/// The generated assertions, and what is worth a warning.
+struct Check {
+    code: String,
+    warnings: Vec<String>,
+}
+
+impl Check {
+    fn new(c_text: &str, twin_text: &str) -> Result<Check, String> {
+        let c = Decls::parse(c_text).map_err(|e| format!("bindgen output: {e}"))?;
+        let rs = Decls::parse(twin_text).map_err(|e| format!("timerwheel.rs: {e}"))?;
+        let mut check = Check {
+            code: String::from(PRELUDE),
+            warnings: Vec::new(),
+        };
+        check.constants(&c, &rs)?;
+        check.strings(&c, &rs);
+        check.structs(&c, &rs)?;
+        Ok(check)
+    }
+
+    fn assert(&mut self, cond: &str, what: &str) {
+        let _ = writeln!(
+            self.code,
+            "const _: () = assert!({cond}, \"{what}: timerwheel.h and timerwheel.rs disagree\");"
+        );
+    }
+
+    fn constants(&mut self, c: &Decls, rs: &Decls) -> Result<(), String> {
+        for name in &c.consts {
+            if let Some(request) = name.strip_prefix("TWCHECK_") {
+                let cond = format!("c::{name} as u64 == crate::device::{request} as u64");
+                self.assert(&cond, &format!("{request} (rustix's opcode)"));
+            } else if rs.has(name) {
+                self.assert(&format!("c::{name} as i128 == rs::{name} as i128"), name);
+            } else {
+                return Err(format!("the header defines {name}, the Rust twin does not"));
+            }
+        }
+        match rs.consts.iter().find(|n| !c.has(n)) {
+            Some(extra) => Err(format!(
+                "the Rust twin defines {extra}, the header does not"
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// String constants: compared where the twin has them, and all of them offered to the tool
+    /// as `&str` in `header`, so that it can take them from the header.
+    fn strings(&mut self, c: &Decls, rs: &Decls) {
+        self.code
+            .push_str("\n/// The header's string constants.\npub mod header {\n");
+        for (name, value) in &c.strings {
+            let _ = writeln!(self.code, "    pub const {name}: &str = {value:?};");
+        }
+        self.code.push_str("}\n\n");
+        for name in c.strings.keys() {
+            if rs.strings.contains_key(name) {
+                self.assert(&format!("str_eq(header::{name}, rs::{name})"), name);
+            } else {
+                self.warnings.push(format!(
+                    "include/uapi/timerwheel.rs lacks the header's {name}: fig9 takes it from \
+                     the header"
+                ));
+            }
+        }
+    }
+
+    fn structs(&mut self, c: &Decls, rs: &Decls) -> Result<(), String> {
+        for (name, fields) in &c.structs {
+            let Some(mine) = rs.structs.get(name) else {
+                return Err(format!(
+                    "the header has struct {name}, the Rust twin does not"
+                ));
+            };
+            if mine != fields {
+                return Err(format!(
+                    "struct {name}: the header's fields are {fields:?}, the Rust twin's {mine:?}"
+                ));
+            }
+            for f in ["size_of", "align_of"] {
+                let cond =
+                    format!("core::mem::{f}::<c::{name}>() == core::mem::{f}::<rs::{name}>()");
+                self.assert(&cond, &format!("{f}::<{name}>"));
+            }
+            for field in fields {
+                let off = format!(
+                    "core::mem::offset_of!(c::{name}, {field}) == \
+                     core::mem::offset_of!(rs::{name}, {field})"
+                );
+                self.assert(&off, &format!("offset of {name}.{field}"));
+                let size = format!(
+                    "field_size(|s: &c::{name}| &s.{field}) == field_size(|s: &rs::{name}| &s.{field})"
+                );
+                self.assert(&size, &format!("size of {name}.{field}"));
+            }
+        }
+        match rs.structs.keys().find(|n| !c.structs.contains_key(*n)) {
+            Some(extra) => Err(format!(
+                "the Rust twin has struct {extra}, the header does not"
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+const PRELUDE: &str = r#"// Generated by build.rs from include/uapi/timerwheel.h and include/uapi/timerwheel.rs.
+
+/// The header as bindgen sees it.
+#[allow(non_camel_case_types, non_upper_case_globals, dead_code, clippy::all)]
+pub mod c {
+    include!(concat!(env!("OUT_DIR"), "/uapi_c.rs"));
+}
+
+use crate::uapi_defs as rs;
+
+/// The size of the field `_f` selects.
+const fn field_size<S, F>(_f: fn(&S) -> &F) -> usize {
+    core::mem::size_of::<F>()
+}
+
+/// `a == b`, in a constant.
+#[allow(dead_code)]
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+"#;
