@@ -16,33 +16,73 @@
 //!   ones always executed and re-armed, long ones rescheduled constantly and never executed,
 //!   medium ones re-armed rarely, rescheduled earlier or cancelled. Reported as operations
 //!   (starts + stops + executions) per second.
+//! - **messages** — units exchanging messages, each with a short, a medium and an idle timer:
+//!   a unit's short timer sends a message to another unit and re-arms; every message received
+//!   pushes the receiver's idle timer back (it never fires while traffic flows) and arms its
+//!   medium timer (a delayed reply) if it is not pending. The push-back, the operation that
+//!   dominates, is made three ways: (a) stop + start on the bare scheme, (b) in place with
+//!   [`Scheme::reschedule`] (reported as unsupported where a scheme refuses it), (c) through
+//!   the callout layer, `unsetcallout` + `setcallout`. Reported as timer operations (arm,
+//!   cancel, push back, expiry: one each, however made) per second.
 //!
 //! A point that takes longer than the budget ends that sweep for that scheme (an O(n) scheme
 //! does, at large `n`); the table says where. Progress goes to stderr, the tables (markdown)
 //! to stdout, and every number to the CSV file given with `--csv`.
 
+use clap::Parser;
+use serde::Serialize;
 use std::fmt::Write as _;
 use std::hint::black_box;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-use wheel::callout::Callouts;
-use wheel::{AnyScheme, Config, Error, Handle, HostStorage, Scheme, SchemeKind};
+use wheel::callout::{Callouts, Origin};
+use wheel::{AnyScheme, Config, Error, Handle, HostStorage, Scheme, SchemeKind, Work};
 
-const USAGE: &str = "\
-usage: wheel-bench [options]
+/// Benchmarks the timer schemes of Varghese & Lauck and the BSD callout layer on the host.
+///
+/// Figure 9's reset against n outstanding timers, per-tick bookkeeping, memory, and two mixed
+/// workloads (Ratas-style, and units exchanging messages, their idle timers pushed back by
+/// stop and start, by reschedule in place, and through the callout layer). Progress goes to
+/// stderr, the tables (markdown) to stdout.
+#[derive(Debug, Parser)]
+#[command(name = "wheel-bench")]
+struct Cli {
+    /// Small sweep (n up to 1e5, short runs).
+    #[arg(long)]
+    quick: bool,
+    /// Also write every measurement as CSV to FILE.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Time budget per point; a scheme stops its sweep past it [default: 2000, 300 with
+    /// --quick].
+    #[arg(long, value_name = "MS")]
+    budget_ms: Option<u64>,
+    /// Comma-separated scheme numbers, e.g. 2,6,7 [default: all].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_scheme)]
+    schemes: Vec<SchemeKind>,
+    /// Wheel slots of schemes 5 and 6, a power of two.
+    #[arg(long, value_name = "M", default_value_t = 4096, value_parser = parse_slots)]
+    slots: u32,
+    /// Seed of the random times.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    seed: u64,
+}
 
-Benchmarks the timer schemes of Varghese & Lauck and the BSD callout layer on the host.
+fn parse_scheme(s: &str) -> Result<SchemeKind, String> {
+    s.trim()
+        .parse()
+        .ok()
+        .and_then(SchemeKind::from_number)
+        .ok_or(format!("'{s}' is not a scheme number (1 to 7)"))
+}
 
-options:
-  --quick          small sweep (n up to 1e5, short runs)
-  --csv FILE       also write every measurement as CSV to FILE
-  --budget-ms MS   time budget per point; a scheme stops its sweep past it
-                   (default 2000, 300 with --quick)
-  --schemes LIST   comma-separated scheme numbers, e.g. 2,6,7 (default: all)
-  --slots M        wheel slots of schemes 5 and 6, a power of two (default 4096)
-  --seed N         seed of the random times (default 1)
-  -h, --help       this text
-";
+fn parse_slots(s: &str) -> Result<u32, String> {
+    match s.parse::<u32>() {
+        Ok(m) if m.is_power_of_two() => Ok(m),
+        _ => Err(format!("'{s}' is not a power of two")),
+    }
+}
 
 /// Far-future intervals of the filler timers: `[FAR_LO, FAR_HI)`.
 const FAR_LO: u64 = 1 << 18;
@@ -53,64 +93,29 @@ const RESET_HI: u64 = 2 * FAR_HI;
 
 struct Opts {
     quick: bool,
-    csv: Option<String>,
+    csv: Option<PathBuf>,
     budget: Duration,
     schemes: Vec<SchemeKind>,
     slots: u32,
     seed: u64,
 }
 
-fn parse_args() -> Result<Opts, String> {
-    let mut opts = Opts {
-        quick: false,
-        csv: None,
-        budget: Duration::ZERO,
-        schemes: SchemeKind::ALL.to_vec(),
-        slots: 4096,
-        seed: 1,
-    };
-    let mut budget = None;
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
-        match a.as_str() {
-            "-h" | "--help" => return Err(String::new()),
-            "--quick" => opts.quick = true,
-            "--csv" => opts.csv = Some(value("--csv")?),
-            "--budget-ms" => {
-                let v = value("--budget-ms")?;
-                budget = Some(v.parse().map_err(|_| format!("bad --budget-ms {v:?}"))?);
-            }
-            "--slots" => {
-                let v = value("--slots")?;
-                opts.slots = v.parse().map_err(|_| format!("bad --slots {v:?}"))?;
-                if !opts.slots.is_power_of_two() {
-                    return Err(format!("--slots {v} is not a power of two"));
-                }
-            }
-            "--seed" => {
-                let v = value("--seed")?;
-                opts.seed = v.parse().map_err(|_| format!("bad --seed {v:?}"))?;
-            }
-            "--schemes" => {
-                let v = value("--schemes")?;
-                opts.schemes = v
-                    .split(',')
-                    .map(|s| {
-                        s.trim()
-                            .parse()
-                            .ok()
-                            .and_then(SchemeKind::from_number)
-                            .ok_or(format!("bad scheme {s:?} in --schemes"))
-                    })
-                    .collect::<Result<_, _>>()?;
-            }
-            _ => return Err(format!("unknown argument {a:?}")),
+impl Opts {
+    fn new(cli: Cli) -> Self {
+        let default_ms = if cli.quick { 300 } else { 2000 };
+        Opts {
+            quick: cli.quick,
+            csv: cli.csv,
+            budget: Duration::from_millis(cli.budget_ms.unwrap_or(default_ms)),
+            schemes: if cli.schemes.is_empty() {
+                SchemeKind::ALL.to_vec()
+            } else {
+                cli.schemes
+            },
+            slots: cli.slots,
+            seed: cli.seed,
         }
     }
-    let default_ms = if opts.quick { 300 } else { 2000 };
-    opts.budget = Duration::from_millis(budget.unwrap_or(default_ms));
-    Ok(opts)
 }
 
 /// xorshift64*, seeded through splitmix64.
@@ -135,6 +140,17 @@ impl Rng {
     fn range(&mut self, lo: u64, hi: u64) -> u64 {
         lo + self.next() % (hi - lo + 1)
     }
+}
+
+/// A row of the CSV file.
+#[derive(Serialize)]
+struct CsvRow<'a> {
+    bench: &'a str,
+    scheme: &'a str,
+    n: u64,
+    value: String,
+    unit: &'a str,
+    note: &'a str,
 }
 
 /// One number of the results.
@@ -162,7 +178,7 @@ impl Results {
         unit: &'static str,
     ) {
         eprintln!(
-            "  {bench:<14} {:<24} n={n:<8} {value:>12.1} {unit}",
+            "  {bench:<20} {:<24} n={n:<8} {value:>12.1} {unit}",
             kind.name()
         );
         self.rows.push(Row {
@@ -178,7 +194,7 @@ impl Results {
     /// Marks the last row of `bench` for `kind` as the point past the budget.
     fn over(&mut self, bench: &'static str, kind: SchemeKind, budget: Duration) {
         let note = format!("over budget {budget:.0?}; larger n skipped");
-        eprintln!("  {bench:<14} {:<24} {note}", kind.name());
+        eprintln!("  {bench:<20} {:<24} {note}", kind.name());
         if let Some(r) = self
             .rows
             .iter_mut()
@@ -195,21 +211,34 @@ impl Results {
             .find(|r| r.bench == bench && r.kind == kind && r.n == n)
     }
 
-    fn csv(&self) -> String {
-        let mut s = String::from("bench,scheme,n,value,unit,note\n");
+    /// Every row as CSV.
+    fn write_csv(&self, path: &PathBuf) -> Result<(), csv::Error> {
+        let mut w = csv::Writer::from_path(path)?;
         for r in &self.rows {
-            let _ = writeln!(
-                s,
-                "{},{},{},{:.3},{},{}",
-                r.bench,
-                r.kind.name(),
-                r.n,
-                r.value,
-                r.unit,
-                r.note.replace(',', ";")
-            );
+            w.serialize(CsvRow {
+                bench: r.bench,
+                scheme: r.kind.name(),
+                n: r.n,
+                value: format!("{:.3}", r.value),
+                unit: r.unit,
+                note: &r.note,
+            })?;
         }
-        s
+        w.flush()?;
+        Ok(())
+    }
+
+    /// A row without a value: why a measurement has none.
+    fn note(&mut self, bench: &'static str, kind: SchemeKind, n: u64, note: String) {
+        eprintln!("  {bench:<20} {:<24} n={n:<8} {note}", kind.name());
+        self.rows.push(Row {
+            bench,
+            kind,
+            n,
+            value: f64::NAN,
+            unit: "",
+            note,
+        });
     }
 
     /// A markdown table of `bench`: one row per scheme, one column per `n`.
@@ -231,6 +260,10 @@ impl Results {
                 match self.get(bench, k, n) {
                     Some(r) if r.note.is_empty() => {
                         let _ = write!(out, " {} |", fmt_value(r.value));
+                    }
+                    Some(r) if r.value.is_nan() => {
+                        stopped = true;
+                        let _ = write!(out, " {} |", r.note);
                     }
                     Some(r) => {
                         stopped = true;
@@ -635,18 +668,239 @@ fn sweep_mixed(kind: SchemeKind, units: &[u64], ticks: u64, opts: &Opts, res: &m
     }
 }
 
-fn main() -> ExitCode {
-    let opts = match parse_args() {
-        Ok(o) => o,
-        Err(e) if e.is_empty() => {
-            print!("{USAGE}");
-            return ExitCode::SUCCESS;
+/// How the messages workload pushes an idle timer back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Way {
+    /// (a) `stop` + `start` on the bare scheme: a new handle each time.
+    StopStart,
+    /// (b) [`Scheme::reschedule`] in place: the handle is kept.
+    Reschedule,
+    /// (c) The callout layer: `unsetcallout` + `setcallout`.
+    Callout,
+}
+
+impl Way {
+    const ALL: [Way; 3] = [Way::StopStart, Way::Reschedule, Way::Callout];
+
+    fn bench(self) -> &'static str {
+        match self {
+            Way::StopStart => "messages-stop-start",
+            Way::Reschedule => "messages-reschedule",
+            Way::Callout => "messages-callout",
         }
-        Err(e) => {
-            eprint!("wheel-bench: {e}\n\n{USAGE}");
-            return ExitCode::from(2);
+    }
+
+    fn text(self) -> &'static str {
+        match self {
+            Way::StopStart => "stop + start",
+            Way::Reschedule => "reschedule in place",
+            Way::Callout => "the callout layer (unsetcallout + setcallout)",
         }
+    }
+}
+
+/// The timers of the messages workload, behind one of the three ways.
+enum Timers {
+    Bare {
+        s: AnyScheme<HostStorage>,
+        in_place: bool,
+    },
+    Callout(Callouts<HostStorage>),
+}
+
+impl Timers {
+    fn new(kind: SchemeKind, way: Way, config: &Config) -> Result<Self, Error> {
+        Ok(match way {
+            Way::StopStart | Way::Reschedule => Timers::Bare {
+                s: AnyScheme::new(kind, config)?,
+                in_place: way == Way::Reschedule,
+            },
+            Way::Callout => Timers::Callout(Callouts::new(kind, config)?),
+        })
+    }
+
+    fn arm(&mut self, ticks: u64, id: u64) -> Result<Handle, Error> {
+        match self {
+            Timers::Bare { s, .. } => s.start(ticks, id),
+            Timers::Callout(c) => c.setcallout(ticks, id),
+        }
+    }
+
+    /// Moves the timer `h` (named `id`) to `ticks` from now; its handle from then on.
+    fn push_back(&mut self, h: Handle, ticks: u64, id: u64) -> Result<Handle, Error> {
+        match self {
+            Timers::Bare { s, in_place: true } => {
+                s.reschedule(h, ticks, ticks, &mut Work::unlimited())?;
+                Ok(h)
+            }
+            Timers::Bare { s, in_place: false } => {
+                s.stop(h)?;
+                s.start(ticks, id)
+            }
+            Timers::Callout(c) => {
+                c.unsetcallout(h)?;
+                c.setcallout(ticks, id)
+            }
+        }
+    }
+
+    fn tick(&mut self) {
+        match self {
+            Timers::Bare { s, .. } => black_box(s.tick()),
+            Timers::Callout(c) => black_box(c.tick()),
+        };
+    }
+
+    /// The id of the next timer due, if any.
+    fn pop(&mut self) -> Option<u64> {
+        match self {
+            Timers::Bare { s, .. } => s.pop_expired().map(|e| e.id),
+            Timers::Callout(c) => c.pop_expired().map(|f| match f.origin {
+                Origin::Callout { cookie } => cookie,
+                Origin::Legacy { arg, .. } => arg,
+            }),
+        }
+    }
+}
+
+/// The timers of a unit in the messages workload: id = unit * 3 + role.
+const MSG_SHORT: u64 = 0;
+const MSG_MEDIUM: u64 = 1;
+const MSG_IDLE: u64 = 2;
+/// Interval ranges: a unit sends every few ticks, replies after a while, and would go idle
+/// only after a long silence (never, while messages flow: about one arrives every 8 ticks).
+const SHORT_TICKS: (u64, u64) = (1, 16);
+const MEDIUM_TICKS: (u64, u64) = (32, 128);
+const IDLE_TICKS: (u64, u64) = (1024, 2048);
+
+/// Units exchanging messages.
+struct Messages {
+    t: Timers,
+    handles: Vec<Option<Handle>>,
+    /// The unit each one last heard from: where its reply goes.
+    last_from: Vec<u64>,
+    units: u64,
+    rng: Rng,
+    ops: u64,
+}
+
+impl Messages {
+    fn arm(&mut self, id: u64, range: (u64, u64)) -> Result<(), Error> {
+        let ticks = self.rng.range(range.0, range.1);
+        self.handles[id as usize] = Some(self.t.arm(ticks, id)?);
+        self.ops += 1;
+        Ok(())
+    }
+
+    /// `unit` receives a message from `from`: its idle timer is pushed back, its reply armed.
+    fn receive(&mut self, unit: u64, from: u64) -> Result<(), Error> {
+        self.last_from[unit as usize] = from;
+        let idle = unit * 3 + MSG_IDLE;
+        match self.handles[idle as usize] {
+            Some(h) => {
+                let ticks = self.rng.range(IDLE_TICKS.0, IDLE_TICKS.1);
+                self.handles[idle as usize] = Some(self.t.push_back(h, ticks, idle)?);
+                self.ops += 1;
+            }
+            None => self.arm(idle, IDLE_TICKS)?,
+        }
+        let medium = unit * 3 + MSG_MEDIUM;
+        if self.handles[medium as usize].is_none() {
+            self.arm(medium, MEDIUM_TICKS)?;
+        }
+        Ok(())
+    }
+
+    fn fired(&mut self, id: u64) -> Result<(), Error> {
+        self.handles[id as usize] = None;
+        self.ops += 1;
+        let unit = id / 3;
+        match id % 3 {
+            MSG_SHORT => {
+                let peer = (unit + 1 + self.rng.next() % (self.units - 1).max(1)) % self.units;
+                self.receive(peer, unit)?;
+                self.arm(id, SHORT_TICKS)
+            }
+            MSG_MEDIUM => self.receive(self.last_from[unit as usize], unit),
+            _ => self.arm(id, IDLE_TICKS),
+        }
+    }
+}
+
+/// Runs the messages workload with `units` units for `ticks` ticks, pushing back `way`.
+/// Returns timer operations per second, and whether it ran out of budget.
+fn messages(
+    kind: SchemeKind,
+    way: Way,
+    units: u64,
+    ticks: u64,
+    opts: &Opts,
+) -> Result<(f64, bool), Error> {
+    let cap = (units * 3) as u32;
+    let mut m = Messages {
+        t: Timers::new(kind, way, &config(kind, cap, opts))?,
+        handles: vec![None; cap as usize],
+        last_from: (0..units).collect(),
+        units,
+        rng: Rng::new(opts.seed ^ units),
+        ops: 0,
     };
+    for u in 0..units {
+        m.arm(u * 3 + MSG_SHORT, SHORT_TICKS)?;
+        m.arm(u * 3 + MSG_IDLE, IDLE_TICKS)?;
+    }
+    m.ops = 0;
+    let budget = mixed_budget(units, ticks, opts);
+    let began = Instant::now();
+    for t in 0..ticks {
+        m.t.tick();
+        while let Some(id) = m.t.pop() {
+            m.fired(id)?;
+        }
+        if t.is_multiple_of(64) && began.elapsed() > budget {
+            return Ok((m.ops as f64 / began.elapsed().as_secs_f64(), true));
+        }
+    }
+    black_box(&m.handles);
+    Ok((m.ops as f64 / began.elapsed().as_secs_f64(), false))
+}
+
+fn sweep_messages(
+    kind: SchemeKind,
+    way: Way,
+    units: &[u64],
+    ticks: u64,
+    opts: &Opts,
+    res: &mut Results,
+) {
+    for &u in units {
+        match messages(kind, way, u, ticks, opts) {
+            Ok((ops_per_s, over)) => {
+                res.add(way.bench(), kind, u, ops_per_s / 1e6, "Mops/s");
+                if over {
+                    res.over(way.bench(), kind, mixed_budget(u, ticks, opts));
+                    break;
+                }
+            }
+            Err(Error::Config) if way == Way::Reschedule => {
+                res.note(
+                    way.bench(),
+                    kind,
+                    u,
+                    "unsupported (reschedule: Config)".into(),
+                );
+                break;
+            }
+            Err(e) => {
+                res.note(way.bench(), kind, u, format!("error: {e:?}"));
+                break;
+            }
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let opts = Opts::new(Cli::parse());
     let ns: Vec<u64> = if opts.quick {
         vec![1_000, 10_000, 100_000]
     } else {
@@ -671,6 +925,9 @@ fn main() -> ExitCode {
         eprintln!("{}:", k.name());
         sweep_scheme(k, &ns, &opts, &mut res);
         sweep_mixed(k, &units, ticks, &opts, &mut res);
+        for way in Way::ALL {
+            sweep_messages(k, way, &units, ticks, &opts, &mut res);
+        }
     }
 
     let mut out = String::new();
@@ -713,14 +970,22 @@ fn main() -> ExitCode {
         "Mixed workload (Ratas-style, {ticks} ticks), million operations per second vs units of 10 timers"
     );
     res.table(&mut out, "mixed", &title, &kinds, &units);
+    for way in Way::ALL {
+        let title = format!(
+            "Messages, idle timer pushed back by {} ({ticks} ticks), million timer operations \
+             per second vs units of 3 timers",
+            way.text()
+        );
+        res.table(&mut out, way.bench(), &title, &kinds, &units);
+    }
     print!("{out}");
 
     if let Some(path) = &opts.csv {
-        if let Err(e) = std::fs::write(path, res.csv()) {
-            eprintln!("wheel-bench: writing {path}: {e}");
+        if let Err(e) = res.write_csv(path) {
+            eprintln!("wheel-bench: writing {}: {e}", path.display());
             return ExitCode::FAILURE;
         }
-        eprintln!("wrote {path}");
+        eprintln!("wrote {}", path.display());
     }
     ExitCode::SUCCESS
 }
