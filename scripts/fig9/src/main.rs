@@ -78,9 +78,11 @@ use uapi_defs::TW_MAX_SLOTS;
 const FIG9_TITLE: &str = "Figure 9: callout reset cost vs outstanding callouts";
 const TICK_TITLE: &str = "Per-tick bookkeeping vs outstanding callouts";
 
-/// Figure 9 of Varghese & Lauck (section VII) on /dev/timerwheel: the cost of resetting one
-/// callout against the number n of other callouts outstanding, for each scheme, both
-/// interfaces and the reset in place, and the Linux kernel's timer_list and hrtimer.
+/// Figure 9 of Varghese & Lauck (section VII) on /dev/timerwheel.
+///
+/// The cost of resetting one callout against the number n of other callouts outstanding, for
+/// each scheme, both interfaces and the reset in place, and the Linux kernel's timer_list and
+/// hrtimer. `fig9 COMMAND --help` describes each command.
 #[derive(Debug, Parser)]
 #[command(name = "fig9", version, propagate_version = true)]
 struct Cli {
