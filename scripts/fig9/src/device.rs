@@ -32,6 +32,35 @@ pub const TW_IOC_BENCH: Opcode = opcode::read_write::<tw_bench>(MAGIC, 0x09);
 pub const TW_IOC_RESET: Opcode = opcode::write::<tw_reset>(MAGIC, 0x0a);
 pub const TW_IOC_QUERY: Opcode = opcode::read_write::<tw_query>(MAGIC, 0x0b);
 
+/// The commands of one callout instance: an open file of the device ([`Device`]), or a fake
+/// of one in the tests.
+pub trait Instance {
+    /// TW_IOC_INFO.
+    fn info(&self) -> io::Result<tw_info>;
+    /// TW_IOC_CONFIGURE.
+    fn configure(&self, config: &tw_config) -> io::Result<()>;
+    /// TW_IOC_SETCALLOUT: the new callout's handle.
+    fn setcallout(&self, ticks: u64, cookie: u64) -> io::Result<u64>;
+    /// TW_IOC_UNSETCALLOUT.
+    fn unsetcallout(&self, handle: u64) -> io::Result<()>;
+    /// TW_IOC_RESET: moves `handle` to `ticks` from now, in place.
+    fn reset(&self, handle: u64, ticks: u64) -> io::Result<()>;
+    /// TW_IOC_TIMEOUT: the new callout's handle.
+    fn timeout(&self, func: u64, arg: u64, ticks: u64) -> io::Result<u64>;
+    /// TW_IOC_UNTIMEOUT.
+    fn untimeout(&self, func: u64, arg: u64) -> io::Result<()>;
+    /// TW_IOC_BATCH over `ops` in chunks of at most TW_MAX_BATCH; each op's `result` (and
+    /// `handle`) is written back. The call fails only if a whole chunk does.
+    fn batch(&self, ops: &mut [tw_op]) -> io::Result<()>;
+    /// TW_IOC_STATS.
+    fn stats(&self) -> io::Result<tw_stats>;
+    /// TW_IOC_BENCH: the request with `elapsed_ns` and `max_hold_ns` filled in.
+    fn bench(&self, request: &tw_bench) -> io::Result<tw_bench>;
+}
+
+/// Opens a fresh, unconfigured instance.
+pub type Opener<'a> = dyn Fn() -> io::Result<Box<dyn Instance>> + 'a;
+
 /// One open file description of the device: one callout instance in the module.
 pub struct Device {
     file: File,
@@ -42,6 +71,11 @@ impl Device {
     pub fn open(path: &str) -> io::Result<Device> {
         let file = OpenOptions::new().read(true).write(true).open(path)?;
         Ok(Device { file })
+    }
+
+    /// An [`Opener`] of `path`.
+    pub fn opener(path: &str) -> impl Fn() -> io::Result<Box<dyn Instance>> + '_ {
+        move || Ok(Box::new(Device::open(path)?) as Box<dyn Instance>)
     }
 
     /// A request that reads a `T` from the kernel.
@@ -63,19 +97,18 @@ impl Device {
         // `T`, which `value` borrows exclusively for the call.
         Ok(unsafe { ioctl(&self.file, Updater::<OP, T>::new(value)) }?)
     }
+}
 
-    /// TW_IOC_INFO.
-    pub fn info(&self) -> io::Result<tw_info> {
+impl Instance for Device {
+    fn info(&self) -> io::Result<tw_info> {
         self.get::<TW_IOC_INFO, tw_info>()
     }
 
-    /// TW_IOC_CONFIGURE.
-    pub fn configure(&self, config: &tw_config) -> io::Result<()> {
+    fn configure(&self, config: &tw_config) -> io::Result<()> {
         self.set::<TW_IOC_CONFIGURE, _>(*config)
     }
 
-    /// TW_IOC_SETCALLOUT: the new callout's handle.
-    pub fn setcallout(&self, ticks: u64, cookie: u64) -> io::Result<u64> {
+    fn setcallout(&self, ticks: u64, cookie: u64) -> io::Result<u64> {
         let mut s = tw_set {
             ticks,
             cookie,
@@ -85,13 +118,11 @@ impl Device {
         Ok(s.handle)
     }
 
-    /// TW_IOC_UNSETCALLOUT.
-    pub fn unsetcallout(&self, handle: u64) -> io::Result<()> {
+    fn unsetcallout(&self, handle: u64) -> io::Result<()> {
         self.set::<TW_IOC_UNSETCALLOUT, u64>(handle)
     }
 
-    /// TW_IOC_RESET: moves `handle` to `ticks` from now, in place.
-    pub fn reset(&self, handle: u64, ticks: u64) -> io::Result<()> {
+    fn reset(&self, handle: u64, ticks: u64) -> io::Result<()> {
         let r = tw_reset {
             handle,
             ticks,
@@ -100,8 +131,7 @@ impl Device {
         self.set::<TW_IOC_RESET, _>(r)
     }
 
-    /// TW_IOC_TIMEOUT: the new callout's handle.
-    pub fn timeout(&self, func: u64, arg: u64, ticks: u64) -> io::Result<u64> {
+    fn timeout(&self, func: u64, arg: u64, ticks: u64) -> io::Result<u64> {
         let mut t = tw_timeout {
             func,
             arg,
@@ -112,14 +142,11 @@ impl Device {
         Ok(t.handle)
     }
 
-    /// TW_IOC_UNTIMEOUT.
-    pub fn untimeout(&self, func: u64, arg: u64) -> io::Result<()> {
+    fn untimeout(&self, func: u64, arg: u64) -> io::Result<()> {
         self.set::<TW_IOC_UNTIMEOUT, _>(tw_untimeout { func, arg })
     }
 
-    /// TW_IOC_BATCH over `ops` in chunks of at most TW_MAX_BATCH; each op's `result` (and
-    /// `handle`) is written back. The call fails only if a whole chunk does.
-    pub fn batch(&self, ops: &mut [tw_op]) -> io::Result<()> {
+    fn batch(&self, ops: &mut [tw_op]) -> io::Result<()> {
         for chunk in ops.chunks_mut(TW_MAX_BATCH as usize) {
             let b = tw_batch {
                 ops: chunk.as_mut_ptr() as u64,
@@ -133,13 +160,11 @@ impl Device {
         Ok(())
     }
 
-    /// TW_IOC_STATS.
-    pub fn stats(&self) -> io::Result<tw_stats> {
+    fn stats(&self) -> io::Result<tw_stats> {
         self.get::<TW_IOC_STATS, tw_stats>()
     }
 
-    /// TW_IOC_BENCH: the request with `elapsed_ns` and `max_hold_ns` filled in.
-    pub fn bench(&self, request: &tw_bench) -> io::Result<tw_bench> {
+    fn bench(&self, request: &tw_bench) -> io::Result<tw_bench> {
         let mut b = *request;
         self.update::<TW_IOC_BENCH, _>(&mut b)?;
         Ok(b)

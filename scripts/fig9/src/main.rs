@@ -39,6 +39,8 @@
 //! and [`summary`] turn rows into files.
 
 mod device;
+#[cfg(test)]
+mod fake;
 mod measure;
 mod method;
 mod plot;
@@ -61,6 +63,7 @@ use clap::Args;
 use clap::Parser;
 use clap::Subcommand;
 use clap::ValueEnum;
+use device::Instance as _;
 use method::Curve;
 use method::CURVES;
 use records::Row;
@@ -357,7 +360,7 @@ impl RunArgs {
 fn cmd_run(a: &RunArgs) -> Result<ExitCode, String> {
     fs::create_dir_all(&a.out).map_err(|e| format!("{}: {e}", a.out.display()))?;
     let setup = a.setup();
-    let res = run::run(&setup)?;
+    let res = run::run(&setup, &device::Device::opener(&setup.device))?;
     let interval = a.wakeup_interval();
     let mut wake = Vec::new();
     let mut errors = res.errors;

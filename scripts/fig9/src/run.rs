@@ -30,7 +30,8 @@
 //! callouts set, then cancelled in random order): list order then differs from memory order,
 //! as in a long-running kernel, and the walk of a measured reset touches memory at random.
 
-use crate::device::Device;
+use crate::device::Instance;
+use crate::device::Opener;
 use crate::measure::measure;
 use crate::measure::Outcome;
 use crate::measure::Plan;
@@ -150,18 +151,19 @@ impl Plans {
 }
 
 /// The instances of one n, one per scheme and populating interface.
-type Instances = BTreeMap<(u32, Api), Device>;
+type Instances = BTreeMap<(u32, Api), Box<dyn Instance>>;
 
 struct Ctx<'a> {
     setup: &'a Setup,
+    open: &'a Opener<'a>,
     plans: Plans,
     res: Results,
     state: BTreeMap<(&'static str, Measure), State>,
 }
 
-/// Runs the sweep; Err only when the device cannot be used at all.
-pub fn run(setup: &Setup) -> Result<Results, String> {
-    let dev = Device::open(&setup.device).map_err(|e| format!("{}: {e}", setup.device))?;
+/// Runs the sweep on the instances `open` makes; Err only when they cannot be used at all.
+pub fn run(setup: &Setup, open: &Opener<'_>) -> Result<Results, String> {
+    let dev = open().map_err(|e| format!("{}: {e}", setup.device))?;
     let info = dev.info().map_err(|e| format!("TW_IOC_INFO: {e}"))?;
     if info.version != TW_VERSION {
         return Err(format!(
@@ -173,6 +175,7 @@ pub fn run(setup: &Setup) -> Result<Results, String> {
     let ns = sweep(setup.max_n, setup.quick);
     let mut ctx = Ctx {
         setup,
+        open,
         plans: Plans::new(setup.quick, setup.repeats),
         res: Results::default(),
         state: BTreeMap::new(),
@@ -338,7 +341,7 @@ fn point(ctx: &mut Ctx, curves: &[Curve], n: u64) {
     for curve in &live {
         if let (Some(label), Target::Facility { scheme, api }) = (tick_label(curve), curve.target) {
             if let Some(dev) = instances.get(&(scheme, api.populate())) {
-                tick_point(ctx, label, dev, n);
+                tick_point(ctx, label, &**dev, n);
                 turnover_point(ctx, label, scheme, n);
             }
         }
@@ -357,7 +360,7 @@ fn instance(ctx: &mut Ctx, instances: &mut Instances, curve: &Curve, n: u64) -> 
     }
     let dev = match key {
         (0, _) => {
-            let dev = Device::open(&ctx.setup.device)?;
+            let dev = (ctx.open)()?;
             dev.configure(&config_for(TW_SCHEME_HASHED_UNSORTED, 0, 64))
                 .map_err(|e| annotate(e, "TW_IOC_CONFIGURE"))?;
             dev
@@ -369,15 +372,21 @@ fn instance(ctx: &mut Ctx, instances: &mut Instances, curve: &Curve, n: u64) -> 
 }
 
 /// A fresh instance for `scheme` holding n far-future callouts; its memory is recorded.
-fn prepare(ctx: &mut Ctx, curve: &Curve, scheme: u32, api: Api, n: u64) -> io::Result<Device> {
-    let dev = Device::open(&ctx.setup.device)?;
+fn prepare(
+    ctx: &mut Ctx,
+    curve: &Curve,
+    scheme: u32,
+    api: Api,
+    n: u64,
+) -> io::Result<Box<dyn Instance>> {
+    let dev = (ctx.open)()?;
     let config = config_for(scheme, n, ctx.setup.slots);
     dev.configure(&config)
         .map_err(|e| annotate(e, "TW_IOC_CONFIGURE"))?;
     let t0 = Instant::now();
     let seed = seed_for(ctx.setup.seed, curve.name, n);
-    populate(&dev, scheme, api, n, &mut Rng::new(seed))?;
-    let stats = expect_outstanding(&dev, n)?;
+    populate(&*dev, scheme, api, n, &mut Rng::new(seed))?;
+    let stats = expect_outstanding(&*dev, n)?;
     eprintln!(
         "fig9: scheme {scheme} ({}) n={n}: {n} callouts set in {:.2} s, {} bytes",
         curve.interface(),
@@ -411,14 +420,14 @@ fn repeat_once(ctx: &mut Ctx, instances: &Instances, curve: &Curve, m: Measure, 
     let hold = Cell::new(None);
     let r = match (curve.target, m) {
         (Target::Facility { api, .. }, Measure::Kernel) => {
-            let mut run = |k| bench(dev, api.bench_kind(), 0, k, seed, &hold);
+            let mut run = |k| bench(&**dev, api.bench_kind(), 0, k, seed, &hold);
             measure(&ctx.plans.kernel, budget, &spent, &mut run)
         }
         (Target::Facility { api, .. }, Measure::Ioctl) => {
-            ioctl_measure(dev, api, &ctx.plans.ioctl, budget, &spent, seed)
+            ioctl_measure(&**dev, api, &ctx.plans.ioctl, budget, &spent, seed)
         }
         (Target::Kernel { kind }, _) => {
-            let mut run = |k| bench(dev, kind, n, k, seed, &hold);
+            let mut run = |k| bench(&**dev, kind, n, k, seed, &hold);
             measure(&ctx.plans.linux, budget, &spent, &mut run)
         }
     };
@@ -447,7 +456,7 @@ fn annotate(e: io::Error, what: &str) -> io::Error {
 }
 
 /// TW_IOC_STATS, checked to show exactly n callouts outstanding.
-fn expect_outstanding(dev: &Device, n: u64) -> io::Result<tw_stats> {
+fn expect_outstanding(dev: &dyn Instance, n: u64) -> io::Result<tw_stats> {
     let stats = dev.stats().map_err(|e| annotate(e, "TW_IOC_STATS"))?;
     if stats.outstanding != n {
         return Err(io::Error::other(format!(
@@ -459,7 +468,7 @@ fn expect_outstanding(dev: &Device, n: u64) -> io::Result<tw_stats> {
 }
 
 /// Sets the n filler callouts, due at random in `[FAR_LO, FAR_HI)`.
-fn populate(dev: &Device, scheme: u32, api: Api, n: u64, rng: &mut Rng) -> io::Result<()> {
+fn populate(dev: &dyn Instance, scheme: u32, api: Api, n: u64, rng: &mut Rng) -> io::Result<()> {
     let mut ticks: Vec<u64> = (0..n).map(|_| rng.range(FAR_LO, FAR_HI)).collect();
     if matches!(scheme, TW_SCHEME_ORDERED_LIST | TW_SCHEME_HASHED_SORTED) {
         shuffle_free_list(dev, n, rng)?;
@@ -493,7 +502,7 @@ fn filler(api: Api, i: u64, ticks: u64) -> tw_op {
 }
 
 /// Sets n throwaway callouts in descending order, then cancels them in random order.
-fn shuffle_free_list(dev: &Device, n: u64, rng: &mut Rng) -> io::Result<()> {
+fn shuffle_free_list(dev: &dyn Instance, n: u64, rng: &mut Rng) -> io::Result<()> {
     let mut ops: Vec<tw_op> = (0..n)
         .map(|i| tw_op {
             op: TW_OP_SET,
@@ -514,7 +523,7 @@ fn shuffle_free_list(dev: &Device, n: u64, rng: &mut Rng) -> io::Result<()> {
 }
 
 /// Runs `ops` in batches and checks every op's result.
-pub fn run_ops(dev: &Device, ops: &mut [tw_op], what: &str) -> io::Result<()> {
+pub fn run_ops(dev: &dyn Instance, ops: &mut [tw_op], what: &str) -> io::Result<()> {
     // 1 is no result the kernel writes: an op left at 1 was never run.
     for op in ops.iter_mut() {
         op.result = 1;
@@ -544,7 +553,7 @@ fn check_results(ops: &[tw_op], what: &str) -> io::Result<()> {
 /// `k` iterations of TW_IOC_BENCH of `kind`: the nanoseconds they took. The longest hold of
 /// the lock so far goes to `hold`.
 fn bench(
-    dev: &Device,
+    dev: &dyn Instance,
     kind: u32,
     n: u64,
     k: u64,
@@ -570,7 +579,7 @@ fn bench(
 
 /// The reset timer of the ioctl measure.
 struct Resetter<'a> {
-    dev: &'a Device,
+    dev: &'a dyn Instance,
     api: Api,
     handle: u64,
     rng: Rng,
@@ -617,7 +626,7 @@ impl Resetter<'_> {
 
 /// The ioctl measure: one more callout, reset from userspace; cancelled afterwards.
 fn ioctl_measure(
-    dev: &Device,
+    dev: &dyn Instance,
     api: Api,
     plan: &Plan,
     budget: Duration,
@@ -647,7 +656,7 @@ fn tick_label(curve: &Curve) -> Option<&'static str> {
 
 /// Per-tick bookkeeping with n callouts outstanding: TW_BENCH_TICK on the point's instance,
 /// `--repeats` times, each with its share of the ticks before a callout falls due.
-fn tick_point(ctx: &mut Ctx, label: &str, dev: &Device, n: u64) {
+fn tick_point(ctx: &mut Ctx, label: &str, dev: &dyn Instance, n: u64) {
     let seed = seed_for(ctx.setup.seed, label, n);
     let mut values = Vec::new();
     for repeat in 0..ctx.setup.repeats {
@@ -733,7 +742,7 @@ fn turnover_point(ctx: &mut Ctx, label: &str, scheme: u32, n: u64) {
 
 /// One turnover on a fresh instance: the nanoseconds of its TURNOVER ticks.
 fn turnover(ctx: &Ctx, scheme: u32, n: u64, seed: u64) -> io::Result<u64> {
-    let dev = Device::open(&ctx.setup.device)?;
+    let dev = (ctx.open)()?;
     let mut config = config_for(scheme, n, ctx.setup.slots);
     config.ring = 1024;
     config.budget = TW_MAX_BUDGET;
@@ -743,10 +752,10 @@ fn turnover(ctx: &Ctx, scheme: u32, n: u64, seed: u64) -> io::Result<u64> {
     let mut ops: Vec<tw_op> = (0..n)
         .map(|i| filler(Api::Setcallout, i, rng.range(1, TURNOVER + 1)))
         .collect();
-    run_ops(&dev, &mut ops, "turnover: populate")?;
+    run_ops(&*dev, &mut ops, "turnover: populate")?;
     let hold = Cell::new(None);
-    let ns = bench(&dev, TW_BENCH_TICK, 0, TURNOVER, seed, &hold)?;
-    expect_outstanding(&dev, 0)?;
+    let ns = bench(&*dev, TW_BENCH_TICK, 0, TURNOVER, seed, &hold)?;
+    expect_outstanding(&*dev, 0)?;
     Ok(ns)
 }
 
@@ -803,6 +812,8 @@ fn progress(ctx: &Ctx, curve: &Curve, n: u64, spent: &BTreeMap<(&str, Measure), 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fake::World;
+    use std::rc::Rc;
 
     #[test]
     fn fillers_of_both_interfaces() {
@@ -847,9 +858,10 @@ mod tests {
         assert_eq!(label("bsd-traditional"), None);
     }
 
-    fn ctx(setup: &Setup) -> Ctx<'_> {
+    fn ctx<'a>(setup: &'a Setup, open: &'a Opener<'a>) -> Ctx<'a> {
         let mut c = Ctx {
             setup,
+            open,
             plans: Plans::new(setup.quick, setup.repeats),
             res: Results::default(),
             state: BTreeMap::new(),
@@ -878,7 +890,8 @@ mod tests {
     #[test]
     fn a_stopped_key_curve_is_still_measured_at_the_key_n() {
         let s = setup();
-        let mut c = ctx(&s);
+        let open = || Err(io::Error::other("no device"));
+        let mut c = ctx(&s, &open);
         let key = Curve::by_name("scheme7-setcallout").unwrap();
         let other = Curve::by_name("bsd-traditional").unwrap();
         assert_eq!(
@@ -915,5 +928,157 @@ mod tests {
         assert_eq!(Measure::of(&l), &[Measure::Kernel]);
         let s = Curve::by_name("scheme6-mod").unwrap();
         assert_eq!(Measure::of(&s), &[Measure::Kernel, Measure::Ioctl]);
+    }
+
+    /// A sweep of `curves` on a fake module whose benches cost what `cost` says.
+    fn fake_sweep(
+        curves: &[&str],
+        cost: impl Fn(u32, u32, u64) -> Result<u64, i32> + 'static,
+    ) -> (Results, Rc<World>) {
+        let world = World::new(cost);
+        let s = Setup {
+            quick: true,
+            budget: Duration::from_secs(60),
+            max_n: 100_000,
+            repeats: 2,
+            curves: curves.iter().map(|c| Curve::by_name(c).unwrap()).collect(),
+            ..setup()
+        };
+        let res = run(&s, &world.opener()).unwrap();
+        (res, world)
+    }
+
+    /// The kernel measure of `curve`: (n, repeat, ns) of its values, and (n, note) of the rest.
+    fn kernel_rows(res: &Results, curve: &str) -> (Vec<(u64, u32, f64)>, Vec<(u64, String)>) {
+        let rows = res
+            .fig9
+            .iter()
+            .filter(|r| r.curve == curve && r.measure == "kernel");
+        let values = rows
+            .clone()
+            .filter_map(|r| r.ns_per_op.map(|v| (r.n, r.repeat, v)))
+            .collect();
+        let notes = rows
+            .filter(|r| r.ns_per_op.is_none())
+            .map(|r| (r.n, r.note.clone()))
+            .collect();
+        (values, notes)
+    }
+
+    /// The fake's costs: the traditional list quadratic in n (it stops at the budget), scheme
+    /// 7's reset too slow at n = 10 only, everything else flat.
+    fn costs(scheme: u32, kind: u32, n: u64) -> Result<u64, i32> {
+        Ok(match (scheme, kind, n) {
+            (2, TW_BENCH_TIMEOUT, n) => n * n + 100,
+            (7, TW_BENCH_SETCALLOUT, 10) => 1_000_000_000_000,
+            (_, TW_BENCH_MOD, _) => 60,
+            (_, TW_BENCH_TICK, _) => 50,
+            (0, _, _) => 500,
+            _ => 100,
+        })
+    }
+
+    const SOME: [&str; 5] = [
+        "bsd-traditional",
+        "scheme7-setcallout",
+        "scheme7-mod",
+        "linux-timer_list",
+        "scheme1-setcallout",
+    ];
+
+    #[test]
+    fn a_sweep_on_a_fake_module() {
+        let (res, world) = fake_sweep(&SOME, costs);
+        assert_eq!(res.errors, 0, "{:?}", res.notes);
+        let ns = [0, 10, 100, 1000, 10_000];
+        // The O(n²) list: measured twice at every n until its cost outgrows the budget.
+        let (values, notes) = kernel_rows(&res, "bsd-traditional");
+        assert_eq!(values.len(), 2 * ns.len(), "{values:?}");
+        assert_eq!(notes, vec![(100_000, STOPPED.to_string())]);
+        // Scheme 7 stops at n = 10, but the README's n are measured all the same.
+        let (values, notes) = kernel_rows(&res, "scheme7-setcallout");
+        let measured: Vec<u64> = values.iter().map(|v| v.0).collect();
+        assert_eq!(measured, vec![0, 0, 1000, 1000], "{values:?}");
+        assert_eq!(notes, vec![(10, STOPPED.to_string())]);
+        // Its ioctl measure is not the kernel's: it goes on.
+        let ioctl = res
+            .fig9
+            .iter()
+            .filter(|r| r.curve == "scheme7-setcallout" && r.measure == "ioctl")
+            .filter(|r| r.ns_per_op.is_some());
+        assert_eq!(ioctl.count(), 2 * 6);
+        // The reset in place: TW_BENCH_MOD on scheme 7, its longest hold reported.
+        let (values, _) = kernel_rows(&res, "scheme7-mod");
+        assert!(values.iter().all(|v| v.2 == 60.0), "{values:?}");
+        let mod_rows = res.fig9.iter().filter(|r| r.curve == "scheme7-mod");
+        assert!(mod_rows
+            .filter(|r| r.measure == "kernel" && r.ns_per_op.is_some())
+            .all(|r| r.max_hold_ns == Some(67)));
+        // Linux: the kernel measure only, with the point's n.
+        let (values, _) = kernel_rows(&res, "linux-timer_list");
+        assert_eq!(values.len(), 2 * 6);
+        assert!(!res
+            .fig9
+            .iter()
+            .any(|r| r.curve == "linux-timer_list" && r.measure == "ioctl"));
+        let benches = world.benches.borrow();
+        let linux_n: Vec<u64> = benches
+            .iter()
+            .filter(|b| b.1 == TW_BENCH_TIMER_LIST)
+            .map(|b| b.2)
+            .collect();
+        assert!(linux_n.contains(&100_000) && linux_n.contains(&10));
+        // Scheme 1 ends at its capacity limit, both measures.
+        let skipped = res
+            .fig9
+            .iter()
+            .filter(|r| r.curve == "scheme1-setcallout" && r.note.starts_with("skipped"));
+        assert_eq!(skipped.map(|r| r.n).collect::<Vec<_>>(), [100_000, 100_000]);
+        // Per-tick rows of scheme 7 at every n it ran, each repeat.
+        let ticks = res.tick.iter().filter(|t| t.curve == "scheme7");
+        assert_eq!(ticks.clone().count(), 2 * 6);
+        assert!(ticks.clone().all(|t| t.ns_per_tick == Some(50.0)));
+        assert!(ticks.map(|t| t.ticks).sum::<u64>() <= 6 * TICK_LIMIT);
+        let turnover = res.tick.iter().filter(|t| t.curve == "scheme7-turnover");
+        assert_eq!(turnover.count(), 2 * 6);
+        // One memory row per instance and n: scheme 7's two curves share theirs.
+        let memory = res.memory.iter().filter(|m| m.n == 1000);
+        assert_eq!(memory.count(), 3);
+    }
+
+    #[test]
+    fn the_repeats_are_interleaved_across_the_curves() {
+        let (_, world) = fake_sweep(&["scheme7-setcallout", "scheme7-mod"], costs);
+        let kinds: Vec<u32> = world
+            .benches
+            .borrow()
+            .iter()
+            .filter(|b| b.0 == 7 && b.2 == 0 && b.1 != TW_BENCH_TICK)
+            .map(|b| b.1)
+            .collect();
+        let first_mod = kinds.iter().position(|&k| k == TW_BENCH_MOD).unwrap();
+        let last_set = kinds
+            .iter()
+            .rposition(|&k| k == TW_BENCH_SETCALLOUT)
+            .unwrap();
+        assert!(
+            first_mod < last_set,
+            "repeat 2 of setcallout after repeat 1 of mod: {kinds:?}"
+        );
+    }
+
+    #[test]
+    fn a_bench_the_module_lacks_is_an_error_row() {
+        let (res, _) = fake_sweep(&["scheme7-setcallout", "scheme7-mod"], |s, k, n| match k {
+            TW_BENCH_MOD => Err(25), // ENOTTY
+            _ => costs(s, k, n),
+        });
+        assert_eq!(res.errors, 1, "{:?}", res.notes);
+        let (values, notes) = kernel_rows(&res, "scheme7-mod");
+        assert!(values.is_empty());
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].1.starts_with("error: TW_IOC_BENCH"), "{notes:?}");
+        let (values, _) = kernel_rows(&res, "scheme7-setcallout");
+        assert!(!values.is_empty(), "the other curves go on");
     }
 }

@@ -12,6 +12,7 @@
 //! its own wakeups. Nothing falls due within the interval (at most 9 s).
 
 use crate::device::Device;
+use crate::device::Instance;
 use crate::records::WakeupRow;
 use crate::run::run_ops;
 use crate::uapi_defs::*;
