@@ -948,8 +948,12 @@ mod tests {
         (res, world)
     }
 
-    /// The kernel measure of `curve`: (n, repeat, ns) of its values, and (n, note) of the rest.
-    fn kernel_rows(res: &Results, curve: &str) -> (Vec<(u64, u32, f64)>, Vec<(u64, String)>) {
+    /// (n, repeat, ns) of a measured row; (n, note) of another.
+    type Values = Vec<(u64, u32, f64)>;
+    type Notes = Vec<(u64, String)>;
+
+    /// The kernel measure of `curve`: its values, and the notes of its other rows.
+    fn kernel_rows(res: &Results, curve: &str) -> (Values, Notes) {
         let rows = res
             .fig9
             .iter()
