@@ -185,7 +185,7 @@ pub fn results_md(r: &Results, wakeups: &[WakeupRow], setup: &str) -> String {
     o.push_str(&fig9_table(&r.fig9, "kernel"));
     let _ = writeln!(
         o,
-        "\n## Reset cost, ioctl measure (userspace: two system calls per reset), ns\n"
+        "\n## Reset cost, ioctl measure (userspace: a cancel and a start ioctl per reset; -mod: one TW_IOC_RESET), ns\n"
     );
     o.push_str(&fig9_table(&r.fig9, "ioctl"));
     let _ = writeln!(
