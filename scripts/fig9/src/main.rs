@@ -159,8 +159,7 @@ struct RunArgs {
     /// Seed of the random times.
     #[arg(long, value_name = "S", default_value_t = 1)]
     seed: u64,
-    /// Comma-separated curve names [default: all].
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_curve)]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_curve, help = curves_help())]
     curves: Vec<Curve>,
     /// Repeats of each point, interleaved across the curves.
     #[arg(long, value_name = "R", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
@@ -273,6 +272,15 @@ fn parse_slots(s: &str) -> Result<u32, String> {
         return Err(format!("{m} is not a power of two up to 2^24"));
     }
     Ok(m as u32)
+}
+
+/// The help of `--curves`: every curve's name.
+fn curves_help() -> String {
+    let all: Vec<&str> = CURVES.iter().map(|c| c.name).collect();
+    format!(
+        "Comma-separated curve names [default: all]: {}",
+        all.join(", ")
+    )
 }
 
 fn parse_curve(s: &str) -> Result<Curve, String> {
@@ -608,6 +616,7 @@ mod tests {
             assert!(run.contains(flag), "{run}");
         }
         assert!(run.contains("fig9-ioctl.svg"));
+        assert!(CURVES.iter().all(|c| run.contains(c.name)), "{run}");
     }
 
     #[test]
