@@ -101,6 +101,8 @@ impl Measure {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     Live,
+    /// The last point took longer than the budget: stopped at the next n.
+    Overran,
     /// Past the budget: measured again only at [`KEY_NS`], and only for key curves.
     Stopped,
     /// Failed or beyond the scheme's capacity: never measured again.
@@ -228,8 +230,10 @@ impl Ctx<'_> {
     fn budget(&self, curve: &Curve, m: Measure, n: u64) -> Option<Duration> {
         match self.state(curve, m) {
             State::Live => Some(self.setup.budget / self.setup.repeats.max(1)),
-            State::Stopped if curve.is_key() && KEY_NS.contains(&n) => Some(Duration::MAX),
-            State::Stopped | State::Ended => None,
+            State::Overran | State::Stopped if curve.is_key() && KEY_NS.contains(&n) => {
+                Some(Duration::MAX)
+            }
+            State::Overran | State::Stopped | State::Ended => None,
         }
     }
 
@@ -255,7 +259,7 @@ impl Ctx<'_> {
     }
 
     fn stop(&mut self, curve: &Curve, m: Measure, n: u64) {
-        if self.state(curve, m) != State::Live {
+        if !matches!(self.state(curve, m), State::Live | State::Overran) {
             return;
         }
         let ms = self.setup.budget.as_millis();
@@ -281,6 +285,11 @@ impl Ctx<'_> {
 fn point(ctx: &mut Ctx, curves: &[Curve], n: u64) {
     let mut live: Vec<Curve> = Vec::new();
     for curve in curves {
+        for &m in Measure::of(curve) {
+            if ctx.state(curve, m) == State::Overran {
+                ctx.stop(curve, m, n);
+            }
+        }
         if ctx.runs(curve, n).is_empty() {
             continue;
         }
@@ -327,14 +336,14 @@ fn point(ctx: &mut Ctx, curves: &[Curve], n: u64) {
         for &m in Measure::of(curve) {
             let took = spent.get(&(curve.name, m)).copied().unwrap_or_default();
             if took > ctx.setup.budget && ctx.state(curve, m) == State::Live {
-                // Overran: the next n would take longer still.
+                // The next n would take longer still.
                 ctx.note(format!(
-                    "{} {}: n={n} took {:.1} s, over the budget: larger n not run",
+                    "{} {}: n={n} took {:.1} s, over the budget",
                     curve.name,
                     m.name(),
                     took.as_secs_f64()
                 ));
-                ctx.set_state(curve, m, State::Stopped);
+                ctx.set_state(curve, m, State::Overran);
             }
         }
     }
@@ -912,6 +921,23 @@ mod tests {
         // A forced point that stops again adds no second stop row.
         c.stop(&key, Measure::Kernel, 1000);
         assert_eq!(c.res.fig9.len(), 2);
+    }
+
+    #[test]
+    fn a_point_over_the_budget_stops_its_curve_at_the_next_n() {
+        let s = setup();
+        let open = || Err(io::Error::other("no device"));
+        let mut c = ctx(&s, &open);
+        let other = Curve::by_name("bsd-traditional").unwrap();
+        let key = Curve::by_name("scheme6-timeout").unwrap();
+        c.set_state(&other, Measure::Ioctl, State::Overran);
+        c.set_state(&key, Measure::Ioctl, State::Overran);
+        assert_eq!(c.budget(&other, Measure::Ioctl, 1000), None);
+        assert_eq!(c.budget(&key, Measure::Ioctl, 1000), Some(Duration::MAX));
+        c.stop(&other, Measure::Ioctl, 3000);
+        assert_eq!(c.state(&other, Measure::Ioctl), State::Stopped);
+        let row = &c.res.fig9[0];
+        assert_eq!((row.n, row.note.as_str()), (3000, STOPPED));
     }
 
     #[test]
