@@ -3,8 +3,10 @@
 //! Host-side root of the `wheel` crate.
 //!
 //! Everything of substance lives in [`wheel`] (the directory `src/wheel/`), which the kernel
-//! module compiles in as its own `wheel` module through `#[path]`. Only this file is host-only:
-//! it makes the crate `no_std`, and, with the `std` feature, supplies [`HostStorage`].
+//! module compiles in as its own `wheel` module through `#[path]`. Only this file and
+//! `src/model.rs` are host-only: this one makes the crate `no_std`, and, with the `std`
+//! feature, supplies [`HostStorage`] and the reference [`model`] the tests drive every scheme
+//! against.
 
 #![no_std]
 #![forbid(unsafe_code)]
@@ -17,6 +19,9 @@ extern crate std;
 pub mod wheel;
 
 pub use wheel::*;
+
+#[cfg(any(test, feature = "std"))]
+pub mod model;
 
 /// [`Storage`] backed by `std::vec::Vec`, for host tests and benchmarks.
 #[cfg(any(test, feature = "std"))]

@@ -10,10 +10,11 @@
 
 mod common;
 
-use common::{callouts, max_interval, prop_ops, prop_seed, Rng};
+use common::{callouts, max_interval, prop_ops, prop_seed};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::io::Write;
 use wheel::callout::{Callouts, Fired, Origin};
+use wheel::rng::Rng;
 use wheel::{Error, Handle, HostStorage, Scheme, SchemeKind, MAX_INTERVAL};
 
 /// Operations per backend in a plain `cargo test`.
@@ -307,14 +308,14 @@ fn callout_model(kind: SchemeKind) {
             )
         };
         while n < total / 3 + 1 {
-            let interval = match rng.below(10) {
-                0..=5 => rng.range(1, 40),
-                6..=7 => rng.range(1, 4096),
-                8 => rng.range(1, 1 << 30),
-                _ => [0, 4096, 4097, MAX_INTERVAL - 1, MAX_INTERVAL][rng.below(5) as usize],
+            let interval = match rng.within(0, 10) {
+                0..=5 => rng.within(1, 40),
+                6..=7 => rng.within(1, 4096),
+                8 => rng.within(1, 1 << 30),
+                _ => [0, 4096, 4097, MAX_INTERVAL - 1, MAX_INTERVAL][rng.within(0, 5) as usize],
             };
-            let (f, a) = (func(rng.below(4)), arg(rng.below(4)));
-            let roll = rng.below(100);
+            let (f, a) = (func(rng.within(0, 4)), arg(rng.within(0, 4)));
+            let roll = rng.within(0, 100);
             let desc;
             match roll {
                 0..=34 => {
@@ -324,7 +325,7 @@ fn callout_model(kind: SchemeKind) {
                         let o = Origin::Legacy { func: f, arg: a };
                         (c.timeout(f, a, interval), o)
                     } else {
-                        let cookie = rng.next();
+                        let cookie = rng.next_u64();
                         (c.setcallout(interval, cookie), Origin::Callout { cookie })
                     };
                     desc = format!("arm {origin:?} in {interval} = {got:?}");
@@ -348,17 +349,17 @@ fn callout_model(kind: SchemeKind) {
                 }
                 50..=59 => {
                     // A live one (the first due after a random tick), a dead one, or junk.
-                    let from = (m.elapsed + rng.below(5000), 0);
-                    let live = match rng.pct(20) {
+                    let from = (m.elapsed + rng.within(0, 5000), 0);
+                    let live = match rng.within(0, 100) < 20 {
                         true => m.due.values().next(),
                         false => m.pending.range(from..).next().map(|(_, h)| h),
                     };
-                    let raw = if let (Some(&h), true) = (live, rng.pct(70)) {
+                    let raw = if let (Some(&h), true) = (live, rng.within(0, 100) < 70) {
                         h
-                    } else if let Some(&d) = m.dead.get(rng.below(64) as usize) {
+                    } else if let Some(&d) = m.dead.get(rng.within(0, 64) as usize) {
                         d
                     } else {
-                        rng.next()
+                        rng.next_u64()
                     };
                     let want = match m.live.contains_key(&raw) {
                         true => Ok(m.remove(raw).origin),
@@ -377,8 +378,8 @@ fn callout_model(kind: SchemeKind) {
                     if got != want {
                         fail(format!("{desc}, model {want}"), n, &last, &m);
                     }
-                    let partial = rng.pct(20);
-                    let mut budget = rng.below(m.due.len() as u64 + 1);
+                    let partial = rng.within(0, 100) < 20;
+                    let mut budget = rng.within(0, m.due.len() as u64 + 1);
                     loop {
                         if partial && budget == 0 {
                             break;
@@ -391,8 +392,8 @@ fn callout_model(kind: SchemeKind) {
                         }
                         let Some(f) = got else { break };
                         // Re-arm from inside expiry processing.
-                        if rng.pct(30) && m.live.len() < m.capacity {
-                            let t = rng.range(1, 8);
+                        if rng.within(0, 100) < 30 && m.live.len() < m.capacity {
+                            let t = rng.within(1, 8);
                             let h = match f.origin {
                                 Origin::Legacy { func, arg } => c.timeout(func, arg, t),
                                 Origin::Callout { cookie } => c.setcallout(t, cookie),

@@ -13,18 +13,31 @@
 //! whose entry may since have been reused) is recognised as stale instead of cancelling
 //! somebody else's timer.
 //!
-//! The entry's `list` field tags where it is: [`FREE`], [`QUEUED`] (on the due queue), or a
-//! number of the scheme's choosing (the slot it is in), so that `stop` knows which list to
-//! unlink it from.
+//! The entry's list tag ([`Entry::list`]) says where it is: [`FREE`], [`QUEUED`] (on the due
+//! queue), [`PLACING`] (on no list while a bounded walk looks for its place), or a number of
+//! the scheme's choosing (the list it is on), so that `stop` knows which list to unlink it
+//! from. The tag and the 40-bit generation share one word: 24 bits of tag, which is why a
+//! scheme's own tags stay below [`PLACING`], and why capacity is at most [`MAX_CAPACITY`].
 
 use super::{Config, Error, Expired, Handle, Storage, MAX_INTERVAL};
 
 /// The null index.
 pub const NIL: u32 = u32::MAX;
-/// `Entry::list` of a free entry.
-pub const FREE: u32 = u32::MAX;
-/// `Entry::list` of an entry on the due queue.
-pub const QUEUED: u32 = u32::MAX - 1;
+/// Bits of the list tag in [`Entry`]'s packed word.
+const TAG_BITS: u32 = 24;
+/// Mask of the list tag.
+const TAG_MASK: u64 = (1 << TAG_BITS) - 1;
+/// The tag of a free entry.
+pub const FREE: u32 = TAG_MASK as u32;
+/// The tag of an entry on the due queue.
+pub const QUEUED: u32 = FREE - 1;
+/// The tag of an entry whose place a bounded walk is still looking for (schemes 2 and 5).
+pub const PLACING: u32 = FREE - 2;
+/// The most entries an arena holds: indices fit a handle's 24 bits with room to spare.
+pub const MAX_CAPACITY: u32 = 1 << 22;
+/// Generations are 40 bits, never 0 (so that no handle is 0, and a handle of generation 0 is
+/// always stale).
+const GENERATION_MASK: u64 = (1 << 40) - 1;
 
 /// One timer.
 #[derive(Clone, Copy, Debug)]
@@ -33,17 +46,41 @@ pub struct Entry {
     pub id: u64,
     /// The absolute tick the timer is due on.
     pub deadline: u64,
-    /// A word for the scheme: rounds left (scheme 6), the differential time (scheme 2), the
-    /// heap position (scheme 3), ticks left (scheme 1).
+    /// A word for the scheme: the differential time (scheme 2), the heap position (scheme 3).
     pub aux: u64,
     /// Previous entry on the same list, or [`NIL`].
     pub prev: u32,
     /// Next entry on the same list (or on the free list), or [`NIL`].
     pub next: u32,
-    /// Bumped on every free; see [`Handle`].
-    pub generation: u32,
-    /// Where the entry is: [`FREE`], [`QUEUED`], or a scheme-defined list number.
-    pub list: u32,
+    /// The generation (bits 24..64, bumped on every free; see [`Handle`]) and the list tag
+    /// (bits 0..24: [`FREE`], [`QUEUED`], [`PLACING`], or a scheme-defined list number).
+    tag: u64,
+}
+
+impl Entry {
+    /// Where the entry is: [`FREE`], [`QUEUED`], [`PLACING`], or a scheme-defined list number.
+    pub const fn list(&self) -> u32 {
+        (self.tag & TAG_MASK) as u32
+    }
+
+    /// The generation handles to this entry carry.
+    pub const fn generation(&self) -> u64 {
+        self.tag >> TAG_BITS
+    }
+
+    /// Tags the entry as being on list `list`.
+    fn set_list(&mut self, list: u32) {
+        self.tag = (self.tag & !TAG_MASK) | u64::from(list);
+    }
+
+    /// Frees the entry: tags it [`FREE`] under the next generation.
+    fn bump(&mut self) {
+        let mut generation = (self.generation() + 1) & GENERATION_MASK;
+        if generation == 0 {
+            generation = 1;
+        }
+        self.tag = (generation << TAG_BITS) | u64::from(FREE);
+    }
 }
 
 /// An intrusive list of entries: head and tail index.
@@ -81,6 +118,9 @@ impl Default for List {
 /// - Every entry is on exactly one list: the free list (`list == FREE`), the due queue
 ///   (`list == QUEUED`), or one scheme list (any other value).
 /// - `len` counts the entries not on the free list; `queued` those on the due queue.
+/// - `ticking` is set from [`Arena::begin_tick`] to [`Arena::end_tick`]: the tick `now` is
+///   entered but its bookkeeping is not complete. `tick_queued` counts the entries queued since
+///   it was entered.
 pub struct Arena<S: Storage> {
     entries: S::Buf<Entry>,
     free: u32,
@@ -88,13 +128,15 @@ pub struct Arena<S: Storage> {
     now: u64,
     len: usize,
     queued: usize,
+    ticking: bool,
+    tick_queued: usize,
 }
 
 impl<S: Storage> Arena<S> {
     /// An arena for `config.capacity` timers with the clock at `config.start`.
     pub fn new(config: &Config) -> Result<Self, Error> {
         let cap = config.capacity;
-        if cap == 0 || cap >= QUEUED {
+        if cap == 0 || cap > MAX_CAPACITY {
             return Err(Error::Config);
         }
         let entries = S::alloc(cap as usize, |i| Entry {
@@ -107,8 +149,7 @@ impl<S: Storage> Arena<S> {
             } else {
                 NIL
             },
-            generation: 0,
-            list: FREE,
+            tag: (1 << TAG_BITS) | u64::from(FREE),
         })?;
         Ok(Arena {
             entries,
@@ -117,17 +158,62 @@ impl<S: Storage> Arena<S> {
             now: config.start,
             len: 0,
             queued: 0,
+            ticking: false,
+            tick_queued: 0,
         })
+    }
+
+    /// Enters tick `tick` (any tick after now): the clock moves there, and its bookkeeping is
+    /// in progress until [`Arena::end_tick`].
+    pub fn begin_tick(&mut self, tick: u64) {
+        debug_assert!(!self.ticking, "tick {} entered twice", self.now);
+        self.now = tick;
+        self.ticking = true;
+        self.tick_queued = 0;
+    }
+
+    /// Marks the bookkeeping of the current tick complete.
+    pub fn end_tick(&mut self) {
+        self.ticking = false;
+    }
+
+    /// Whether the current tick's bookkeeping is in progress.
+    pub fn ticking(&self) -> bool {
+        self.ticking
+    }
+
+    /// Entries queued since the current tick was entered.
+    pub fn tick_queued(&self) -> usize {
+        self.tick_queued
+    }
+
+    /// Validates a range of intervals, `earliest..=latest`, and returns it as absolute ticks.
+    pub fn range(&self, earliest: u64, latest: u64) -> Result<(u64, u64), Error> {
+        if earliest == 0 || latest < earliest || latest >= MAX_INTERVAL {
+            return Err(Error::Interval);
+        }
+        Ok((
+            self.now.wrapping_add(earliest),
+            self.now.wrapping_add(latest),
+        ))
+    }
+
+    /// Of two ticks not before now, the one nearer.
+    pub fn sooner(&self, a: u64, b: u64) -> u64 {
+        if self.remaining(a) <= self.remaining(b) {
+            a
+        } else {
+            b
+        }
+    }
+
+    /// "No deadline": a tick as far off as a deadline can be, for seeding minima.
+    pub fn never(&self) -> u64 {
+        self.now.wrapping_add(MAX_INTERVAL)
     }
 
     /// The current tick.
     pub fn now(&self) -> u64 {
-        self.now
-    }
-
-    /// Advances the clock one tick (modulo 2^64) and returns the new tick.
-    pub fn advance(&mut self) -> u64 {
-        self.now = self.now.wrapping_add(1);
         self.now
     }
 
@@ -187,22 +273,22 @@ impl<S: Storage> Arena<S> {
         e.aux = 0;
         e.prev = NIL;
         e.next = NIL;
-        // Not free, not queued: the scheme links it and sets `list` next.
-        e.list = 0;
+        // Not free, not queued: the scheme links it and sets its tag next.
+        e.set_list(0);
         self.len += 1;
         Ok(idx)
     }
 
     /// The handle naming entry `idx` as it is now.
     pub fn handle(&self, idx: u32) -> Handle {
-        Handle::new(idx, self.entries[idx as usize].generation)
+        Handle::new(idx, self.entries[idx as usize].generation())
     }
 
     /// The entry a handle names, if it is still outstanding.
     pub fn resolve(&self, handle: Handle) -> Result<u32, Error> {
         let idx = handle.index();
         match self.entries.get(idx as usize) {
-            Some(e) if e.list != FREE && e.generation == handle.generation() => Ok(idx),
+            Some(e) if e.list() != FREE && e.generation() == handle.generation() => Ok(idx),
             _ => Err(Error::Stale),
         }
     }
@@ -219,22 +305,33 @@ impl<S: Storage> Arena<S> {
 
     /// Whether entry `idx` is on the due queue.
     pub fn is_queued(&self, idx: u32) -> bool {
-        self.entries[idx as usize].list == QUEUED
+        self.entries[idx as usize].list() == QUEUED
+    }
+
+    /// Tags entry `idx`, on no list, as [`PLACING`].
+    pub fn set_placing(&mut self, idx: u32) {
+        self.entries[idx as usize].set_list(PLACING);
+    }
+
+    /// Takes entry `idx` off the due queue, leaving it on no list (to be re-armed).
+    pub fn unqueue(&mut self, idx: u32) {
+        let mut due = self.due;
+        self.unlink(&mut due, idx);
+        self.due = due;
+        self.queued -= 1;
+        // Not free, not queued, as from `alloc`.
+        self.entries[idx as usize].set_list(0);
     }
 
     /// Frees entry `idx`, unlinking it from the due queue if it is there (a scheme unlinks it
     /// from its own lists first). Returns its request id.
     pub fn release(&mut self, idx: u32) -> u64 {
         if self.is_queued(idx) {
-            let mut due = self.due;
-            self.unlink(&mut due, idx);
-            self.due = due;
-            self.queued -= 1;
+            self.unqueue(idx);
         }
         let free = self.free;
         let e = &mut self.entries[idx as usize];
-        e.generation = e.generation.wrapping_add(1);
-        e.list = FREE;
+        e.bump();
         e.prev = NIL;
         e.next = free;
         self.free = idx;
@@ -248,6 +345,7 @@ impl<S: Storage> Arena<S> {
         self.push_back(&mut due, QUEUED, idx);
         self.due = due;
         self.queued += 1;
+        self.tick_queued += 1;
     }
 
     /// Takes the oldest entry off the due queue and frees it.
@@ -273,7 +371,7 @@ impl<S: Storage> Arena<S> {
             let e = &mut self.entries[idx as usize];
             e.prev = tail;
             e.next = NIL;
-            e.list = tag;
+            e.set_list(tag);
         }
         if tail == NIL {
             list.head = idx;
@@ -294,7 +392,7 @@ impl<S: Storage> Arena<S> {
             let e = &mut self.entries[idx as usize];
             e.prev = prev;
             e.next = at;
-            e.list = tag;
+            e.set_list(tag);
         }
         self.entries[at as usize].prev = idx;
         if prev == NIL {
@@ -334,6 +432,11 @@ impl<S: Storage> Arena<S> {
     /// The entry after `idx` on its list, or [`NIL`].
     pub fn next(&self, idx: u32) -> u32 {
         self.entries[idx as usize].next
+    }
+
+    /// The entry before `idx` on its list, or [`NIL`].
+    pub fn prev(&self, idx: u32) -> u32 {
+        self.entries[idx as usize].prev
     }
 }
 
@@ -380,6 +483,40 @@ mod tests {
         assert_eq!(a.resolve(h), Err(Error::Stale));
         assert_eq!(a.resolve(a.handle(j)), Ok(j));
         assert_eq!(a.resolve(Handle::new(99, 0)), Err(Error::Stale));
+        assert_eq!(a.resolve(Handle::new(0, 0)), Err(Error::Stale));
+        assert_eq!(a.resolve(Handle::from_raw(0)), Err(Error::Stale));
+        assert_eq!(a.resolve(Handle::from_raw(u64::MAX)), Err(Error::Stale));
+    }
+
+    #[test]
+    fn generations_wrap_past_zero() {
+        let mut e = Entry {
+            id: 0,
+            deadline: 0,
+            aux: 0,
+            prev: NIL,
+            next: NIL,
+            tag: (GENERATION_MASK << TAG_BITS) | 5,
+        };
+        assert_eq!((e.generation(), e.list()), (GENERATION_MASK, 5));
+        e.bump();
+        assert_eq!((e.generation(), e.list()), (1, FREE));
+        e.set_list(PLACING);
+        assert_eq!((e.generation(), e.list()), (1, PLACING));
+    }
+
+    #[test]
+    fn capacity_is_bounded() {
+        let new = |capacity| {
+            Arena::<HostStorage>::new(&Config {
+                capacity,
+                slots: 1,
+                start: 0,
+            })
+        };
+        assert!(new(0).is_err());
+        assert!(new(MAX_CAPACITY + 1).is_err());
+        assert!(new(3).is_ok());
     }
 
     #[test]
@@ -440,7 +577,11 @@ mod tests {
         assert_eq!(a.deadline(0), Err(Error::Interval));
         assert_eq!(a.deadline(MAX_INTERVAL), Err(Error::Interval));
         assert_eq!(a.deadline(2), Ok(1));
-        assert_eq!(a.advance(), 0);
+        a.begin_tick(0);
+        a.end_tick();
         assert_eq!(a.remaining(5), 5);
+        assert_eq!(a.range(1, 0), Err(Error::Interval));
+        assert_eq!(a.range(0, 5), Err(Error::Interval));
+        assert_eq!(a.range(2, 3), Ok((2, 3)));
     }
 }

@@ -37,8 +37,14 @@
 //! | `unsetcallout`  | the scheme's stop, plus O(1) to unlink a legacy callout's chain    |
 //! | `timeout`       | the scheme's start, plus O(1) to push onto the chain               |
 //! | `untimeout`     | O(1) average to walk the chain (plus duplicates), the scheme's stop |
-//! | `tick`          | the scheme's tick                                                  |
+//! | `reset`         | the scheme's reschedule: the callout keeps its handle and origin   |
+//! | `tick`/`advance`| the scheme's                                                       |
 //! | `pop_expired`   | the scheme's pop, plus O(1) to unlink                              |
+//!
+//! The `_range` forms and `reset` are bounded by a [`Work`] budget as the scheme's
+//! [`Scheme::start_range`] and [`Scheme::reschedule`] are: on schemes 2 and 5 they may leave
+//! the callout *placing*, to be finished with [`Callouts::place`] before the next arm or reset
+//! ([`Error::Busy`] meanwhile).
 //!
 //! Chains are doubly linked so that cancelling or firing a legacy callout, which reaches it by
 //! index, unlinks it without walking. A chain holds every callout with the same `(func, arg)`,
@@ -55,7 +61,7 @@
 //! Intervals follow [`Scheme::start`]: `ticks` is at least one (BSD rounded zero up; here it is
 //! [`Error::Interval`]) and schemes may refuse long ones ([`Error::Range`]).
 
-use super::{AnyScheme, Config, Error, Handle, Scheme, SchemeKind, Storage};
+use super::{Advanced, AnyScheme, Clock, Config, Error, Handle, Scheme, SchemeKind, Storage, Work};
 
 /// No index: the end of a hash chain, or an empty bucket.
 const NIL: u32 = u32::MAX;
@@ -90,55 +96,60 @@ pub struct Fired {
 
 /// What the callout at one arena index is. Meaningful only while that index is outstanding.
 ///
-/// The [`Origin`] is stored flattened — two words and a flag — which keeps a slot at 40 bytes
-/// instead of 48.
+/// The [`Origin`] is stored flattened — two words, and a flag in the top bit of the generation
+/// word (generations are 40 bits) — which keeps a slot at 32 bytes. The deadline is the
+/// scheme's to keep ([`Scheme::deadline`]).
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     /// `cookie`, or `func`.
     a: u64,
     /// `arg`; unused for a callout.
     b: u64,
-    /// The absolute tick it is due on, to pick among duplicates.
-    deadline: u64,
-    /// The generation of the handle it was armed with, to rebuild that handle.
-    generation: u32,
+    /// The generation of the handle it was armed with, to rebuild that handle; bit 63 set if
+    /// it was armed with `timeout` and so sits on a hash chain.
+    word: u64,
     /// Previous index on the hash chain, or [`NIL`]; only for legacy callouts.
     prev: u32,
     /// Next index on the hash chain, or [`NIL`]; only for legacy callouts.
     next: u32,
-    /// Whether it was armed with `timeout` and so sits on a hash chain.
-    legacy: bool,
 }
+
+/// The legacy flag in `Slot::word`.
+const LEGACY: u64 = 1 << 63;
 
 impl Slot {
     const EMPTY: Slot = Slot {
         a: 0,
         b: 0,
-        deadline: 0,
-        generation: 0,
+        word: 0,
         prev: NIL,
         next: NIL,
-        legacy: false,
     };
 
-    fn new(origin: Origin, deadline: u64, generation: u32) -> Slot {
-        let (a, b, legacy) = match origin {
-            Origin::Callout { cookie } => (cookie, 0, false),
-            Origin::Legacy { func, arg } => (func, arg, true),
+    fn new(origin: Origin, generation: u64) -> Slot {
+        let (a, b, flag) = match origin {
+            Origin::Callout { cookie } => (cookie, 0, 0),
+            Origin::Legacy { func, arg } => (func, arg, LEGACY),
         };
         Slot {
             a,
             b,
-            deadline,
-            generation,
+            word: generation | flag,
             prev: NIL,
             next: NIL,
-            legacy,
         }
     }
 
+    fn generation(&self) -> u64 {
+        self.word & !LEGACY
+    }
+
+    fn legacy(&self) -> bool {
+        self.word & LEGACY != 0
+    }
+
     fn origin(&self) -> Origin {
-        if self.legacy {
+        if self.legacy() {
             Origin::Legacy {
                 func: self.a,
                 arg: self.b,
@@ -149,7 +160,7 @@ impl Slot {
     }
 
     fn is(&self, func: u64, arg: u64) -> bool {
-        self.legacy && self.a == func && self.b == arg
+        self.legacy() && self.a == func && self.b == arg
     }
 }
 
@@ -174,7 +185,7 @@ fn distance(deadline: u64, now: u64) -> i64 {
 /// # Invariants
 ///
 /// - For every outstanding handle `h` of `scheme`, `slots[h.index()]` describes it: its
-///   generation is `h.generation()` and its deadline the scheme's.
+///   generation is `h.generation()`.
 /// - A slot is on the chain of bucket `hash(func, arg) & mask` exactly when it is outstanding
 ///   and legacy; `prev`/`next` link that chain both ways.
 pub struct Callouts<S: Storage> {
@@ -204,7 +215,19 @@ impl<S: Storage> Callouts<S> {
     /// The new interface: `cookie` comes back in a [`Fired`] `ticks` ticks from now, unless the
     /// returned handle is given to [`Callouts::unsetcallout`] first.
     pub fn setcallout(&mut self, ticks: u64, cookie: u64) -> Result<Handle, Error> {
-        self.arm(ticks, Origin::Callout { cookie })
+        self.setcallout_range(ticks, ticks, cookie, &mut Work::unlimited())
+    }
+
+    /// [`Callouts::setcallout`] due on a tick of the scheme's choosing in `[now + earliest, now
+    /// + latest]` ([`Scheme::start_range`]), within `work`.
+    pub fn setcallout_range(
+        &mut self,
+        earliest: u64,
+        latest: u64,
+        cookie: u64,
+        work: &mut Work,
+    ) -> Result<Handle, Error> {
+        self.arm(earliest, latest, Origin::Callout { cookie }, work)
     }
 
     /// Cancels the callout `handle` names — from either interface — and says what it was.
@@ -217,7 +240,20 @@ impl<S: Storage> Callouts<S> {
     /// The old interface: `func(arg)` is due `ticks` ticks from now. The handle may be ignored;
     /// [`Callouts::untimeout`] finds the callout by `(func, arg)`.
     pub fn timeout(&mut self, func: u64, arg: u64, ticks: u64) -> Result<Handle, Error> {
-        let handle = self.arm(ticks, Origin::Legacy { func, arg })?;
+        self.timeout_range(func, arg, ticks, ticks, &mut Work::unlimited())
+    }
+
+    /// [`Callouts::timeout`] due on a tick of the scheme's choosing in `[now + earliest, now +
+    /// latest]` ([`Scheme::start_range`]), within `work`.
+    pub fn timeout_range(
+        &mut self,
+        func: u64,
+        arg: u64,
+        earliest: u64,
+        latest: u64,
+        work: &mut Work,
+    ) -> Result<Handle, Error> {
+        let handle = self.arm(earliest, latest, Origin::Legacy { func, arg }, work)?;
         self.link(handle.index(), func, arg);
         Ok(handle)
     }
@@ -227,16 +263,60 @@ impl<S: Storage> Callouts<S> {
     /// [`Error::NotFound`] if there is none.
     pub fn untimeout(&mut self, func: u64, arg: u64) -> Result<(), Error> {
         let idx = self.find(func, arg).ok_or(Error::NotFound)?;
-        let handle = Handle::new(idx, self.slots[idx as usize].generation);
+        let handle = Handle::new(idx, self.slots[idx as usize].generation());
         // Cannot fail: every slot on a chain is outstanding under this very handle.
         self.scheme.stop(handle)?;
         self.forget(idx);
         Ok(())
     }
 
+    /// `mod_timer`: moves the outstanding callout `handle` (pending, or due and not yet popped)
+    /// to a tick in `[now + earliest, now + latest]`, in place ([`Scheme::reschedule`]): it
+    /// keeps its handle and what it is, from either interface. Within `work`.
+    pub fn reset(
+        &mut self,
+        handle: Handle,
+        earliest: u64,
+        latest: u64,
+        work: &mut Work,
+    ) -> Result<(), Error> {
+        self.scheme.reschedule(handle, earliest, latest, work)
+    }
+
+    /// The tick the outstanding callout `handle` is due on, or `None` if it is stale.
+    pub fn deadline(&self, handle: Handle) -> Option<u64> {
+        self.scheme.deadline(handle)
+    }
+
+    /// What the outstanding callout `handle` is, or `None` if it is stale.
+    pub fn origin(&self, handle: Handle) -> Option<Origin> {
+        self.scheme.deadline(handle)?;
+        Some(self.slots[handle.index() as usize].origin())
+    }
+
     /// Advances the clock one tick; returns how many callouts became due.
     pub fn tick(&mut self) -> usize {
         self.scheme.tick()
+    }
+
+    /// Runs the clock towards `target` within `work`: [`Scheme::advance`].
+    pub fn advance(&mut self, target: u64, clock: Clock, work: &mut Work) -> Advanced {
+        self.scheme.advance(target, clock, work)
+    }
+
+    /// A lower bound of the next deadline, for arming the clock: [`Scheme::next_work`].
+    pub fn next_work(&self) -> Option<u64> {
+        self.scheme.next_work()
+    }
+
+    /// Whether an arm or reset is still looking for its place: [`Scheme::placing`].
+    pub fn placing(&self) -> bool {
+        self.scheme.placing()
+    }
+
+    /// Continues the placement in progress within `work`: [`Scheme::place`].
+    pub fn place(&mut self, work: &mut Work) -> bool {
+        self.scheme.place(work)
     }
 
     /// Takes the oldest due callout, if any. The caller runs it (and may arm or cancel
@@ -246,7 +326,7 @@ impl<S: Storage> Callouts<S> {
         let idx = expired.handle.index();
         let slot = &self.slots[idx as usize];
         debug_assert!(
-            slot.generation == expired.handle.generation() && slot.deadline == expired.deadline,
+            slot.generation() == expired.handle.generation(),
             "side table out of step: {slot:?} for {expired:?}"
         );
         Some(Fired {
@@ -269,15 +349,19 @@ impl<S: Storage> Callouts<S> {
     }
 
     /// Starts a timer and records what it is. On failure nothing is recorded.
-    fn arm(&mut self, ticks: u64, origin: Origin) -> Result<Handle, Error> {
+    fn arm(
+        &mut self,
+        earliest: u64,
+        latest: u64,
+        origin: Origin,
+        work: &mut Work,
+    ) -> Result<Handle, Error> {
         let id = match origin {
             Origin::Callout { cookie } => cookie,
             Origin::Legacy { func, .. } => func,
         };
-        let handle = self.scheme.start(ticks, id)?;
-        // The scheme accepted `ticks`, so this is the deadline it computed.
-        let deadline = self.scheme.now().wrapping_add(ticks);
-        self.slots[handle.index() as usize] = Slot::new(origin, deadline, handle.generation());
+        let handle = self.scheme.start_range(earliest, latest, id, work)?;
+        self.slots[handle.index() as usize] = Slot::new(origin, handle.generation());
         Ok(handle)
     }
 
@@ -285,7 +369,7 @@ impl<S: Storage> Callouts<S> {
     /// its chain.
     fn forget(&mut self, idx: u32) -> Origin {
         let slot = self.slots[idx as usize];
-        if slot.legacy {
+        if slot.legacy() {
             self.unlink(idx);
         }
         slot.origin()
@@ -336,7 +420,10 @@ impl<S: Storage> Callouts<S> {
         while at != NIL {
             let slot = &self.slots[at as usize];
             if slot.is(func, arg) {
-                let d = distance(slot.deadline, now);
+                let handle = Handle::new(at, slot.generation());
+                // Every slot on a chain is outstanding.
+                let deadline = self.scheme.deadline(handle).unwrap_or(now);
+                let d = distance(deadline, now);
                 // Ties go to the later match: the older callout.
                 match best {
                     Some((bd, _)) if d > bd => {}
@@ -527,10 +614,10 @@ mod tests {
     #[test]
     fn memory_counts_side_tables() {
         let c = callouts(100, 0);
-        assert_eq!(core::mem::size_of::<Slot>(), 40);
+        assert_eq!(core::mem::size_of::<Slot>(), 32);
         assert_eq!(
             c.memory_bytes(),
-            c.scheme().memory_bytes() + 100 * 40 + 128 * 4
+            c.scheme().memory_bytes() + 100 * 32 + 128 * 4
         );
     }
 }

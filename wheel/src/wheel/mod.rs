@@ -64,20 +64,55 @@
 // The kernel forbids floating point; this code runs in the kernel.
 #![deny(clippy::float_arithmetic)]
 
-/// Expands, inside a scheme's `impl Scheme for ...` block, to the methods every scheme answers
-/// straight from its [`arena::Arena`]: [`Scheme::pop_expired`], [`Scheme::now`],
-/// [`Scheme::len`], [`Scheme::queued`] and [`Scheme::capacity`]. `$arena` names the field that
-/// holds the arena.
+/// Expands, inside a scheme's `impl Scheme for ...` block, to every method that is the same
+/// for all schemes once each has said how it files, unfiles, retimes and ticks. `$arena` names
+/// the field that holds the [`arena::Arena`].
 ///
-/// The due queue and the counts live in the arena, so no scheme has anything to add to them;
-/// what does differ (`start`, `tick`, `next_expiry`, `memory_bytes`, `kind`) each scheme writes
-/// out. With `unlink`, it also expands to [`Scheme::stop`] for a scheme whose `fn unlink(&mut
-/// self, idx: u32)` takes a pending entry off the scheme's own lists (the wheels 4 to 7): an
-/// entry already on the due queue is the arena's to release. Defined before the `mod` lines below so that it is in scope in every
-/// scheme file; the expansion names [`Expired`] as `super::Expired`, so it must be invoked from
-/// a direct child of this module.
+/// The due queue, the counts and the deadlines live in the arena; the rest is written against
+/// these inherent methods of the scheme:
+///
+/// - `fn choose(&self, earliest: u64, latest: u64) -> Result<u64, Error>`: the deadline a timer
+///   to fire in the absolute range `earliest..=latest` gets (the range is valid);
+/// - `fn file(&mut self, idx: u32, work: &mut Work)`: links entry `idx`, on no list and with
+///   its deadline set, where it belongs (or starts a bounded placement, schemes 2 and 5);
+/// - `fn unlink(&mut self, idx: u32)`: takes a pending (or placing) entry off the scheme's own
+///   lists, fixing up any cursor that stood on it;
+/// - `fn retime(&mut self, idx: u32, deadline: u64) -> bool`: gives pending entry `idx` a new
+///   deadline where it stands, if that is where the new deadline belongs (`false`: unchanged);
+/// - `fn enter(&mut self, tick: u64, clock: Clock)`: moves the clock to `tick`, after now and
+///   not after the next tick with bookkeeping, and begins that tick's bookkeeping;
+/// - `fn run_tick(&mut self, work: &mut Work) -> bool`: continues the current tick's bookkeeping
+///   within `work` (at least one step); `true` once it is complete;
+/// - `fn next_busy(&self, work: &mut Work) -> Option<u64>`: the first tick after now that
+///   has bookkeeping in tickless mode, if any.
+///
+/// Defined before the `mod` lines below so that it is in scope in every scheme file; the
+/// expansion names the crate's items through `super::`, so it must be invoked from a direct
+/// child of this module.
 macro_rules! arena_delegates {
-    ($arena:ident, unlink) => {
+    ($arena:ident) => {
+        fn start(&mut self, interval: u64, id: u64) -> Result<super::Handle, super::Error> {
+            self.start_range(interval, interval, id, &mut super::Work::unlimited())
+        }
+
+        fn start_range(
+            &mut self,
+            earliest: u64,
+            latest: u64,
+            id: u64,
+            work: &mut super::Work,
+        ) -> Result<super::Handle, super::Error> {
+            let (a, b) = self.$arena.range(earliest, latest)?;
+            if self.placing() {
+                return Err(super::Error::Busy);
+            }
+            let deadline = self.choose(a, b)?;
+            let idx = self.$arena.alloc(id, deadline)?;
+            work.spend(1);
+            self.file(idx, work);
+            Ok(self.$arena.handle(idx))
+        }
+
         fn stop(&mut self, handle: super::Handle) -> Result<u64, super::Error> {
             let idx = self.$arena.resolve(handle)?;
             if !self.$arena.is_queued(idx) {
@@ -86,9 +121,81 @@ macro_rules! arena_delegates {
             Ok(self.$arena.release(idx))
         }
 
-        arena_delegates!($arena);
-    };
-    ($arena:ident) => {
+        fn reschedule(
+            &mut self,
+            handle: super::Handle,
+            earliest: u64,
+            latest: u64,
+            work: &mut super::Work,
+        ) -> Result<(), super::Error> {
+            let idx = self.$arena.resolve(handle)?;
+            let (a, b) = self.$arena.range(earliest, latest)?;
+            if self.placing() {
+                return Err(super::Error::Busy);
+            }
+            let deadline = self.choose(a, b)?;
+            work.spend(1);
+            if self.$arena.is_queued(idx) {
+                self.$arena.unqueue(idx);
+            } else if self.retime(idx, deadline) {
+                return Ok(());
+            } else {
+                self.unlink(idx);
+            }
+            self.$arena.entry_mut(idx).deadline = deadline;
+            self.file(idx, work);
+            Ok(())
+        }
+
+        fn tick(&mut self) -> usize {
+            let target = self.$arena.now().wrapping_add(1);
+            let mut work = super::Work::unlimited();
+            while self.advance(target, super::Clock::Periodic, &mut work)
+                != super::Advanced::Reached
+            {}
+            self.$arena.tick_queued()
+        }
+
+        fn advance(
+            &mut self,
+            target: u64,
+            clock: super::Clock,
+            work: &mut super::Work,
+        ) -> super::Advanced {
+            // Whether this call has made progress: until it has, a spent budget is no reason
+            // to return.
+            let mut moved = false;
+            loop {
+                if self.$arena.ticking() {
+                    if !self.run_tick(work) {
+                        return super::Advanced::OutOfWork;
+                    }
+                    self.$arena.end_tick();
+                    moved = true;
+                    if self.$arena.tick_queued() > 0 {
+                        return super::Advanced::Due;
+                    }
+                }
+                let now = self.$arena.now();
+                if now == target {
+                    return super::Advanced::Reached;
+                }
+                if moved && work.is_spent() {
+                    return super::Advanced::OutOfWork;
+                }
+                let next = match clock {
+                    super::Clock::Periodic => now.wrapping_add(1),
+                    super::Clock::Tickless => match self.next_busy(work) {
+                        Some(t) => self.$arena.sooner(t, target),
+                        None => target,
+                    },
+                };
+                work.spend(1);
+                moved = true;
+                self.enter(next, clock);
+            }
+        }
+
         fn pop_expired(&mut self) -> Option<super::Expired> {
             self.$arena.pop_due()
         }
@@ -113,26 +220,13 @@ macro_rules! arena_delegates {
             let idx = self.$arena.resolve(handle).ok()?;
             Some(self.$arena.entry(idx).deadline)
         }
-
-        // Interim: every scheme gets its own in-place reschedule.
-        fn reschedule(
-            &mut self,
-            handle: super::Handle,
-            earliest: u64,
-            latest: u64,
-            work: &mut super::Work,
-        ) -> Result<(), super::Error> {
-            let _ = (handle, earliest, latest, work);
-            Err(super::Error::Config)
-        }
     };
 }
 
 pub mod arena;
 mod bitmap;
 pub mod callout;
-#[cfg(test)]
-mod model;
+pub mod rng;
 pub mod scheme1;
 pub mod scheme2;
 pub mod scheme3;
@@ -141,7 +235,10 @@ pub mod scheme5;
 pub mod scheme6;
 pub mod scheme7;
 
+use core::num::NonZeroU64;
 use core::ops::DerefMut;
+
+pub use arena::MAX_CAPACITY;
 
 /// Intervals must be below this: deadlines are compared modulo 2^64, which is unambiguous only
 /// for distances below 2^63.
@@ -236,38 +333,47 @@ pub enum Advanced {
     OutOfWork,
 }
 
-/// Names an outstanding timer: an arena index and that entry's generation.
+/// Names an outstanding timer: an arena index (24 bits) and that entry's generation (40 bits).
 ///
-/// Handles are plain values; a stale one is detected, never misinterpreted.
-// The representation (and with it `Handle::new`/`index`/`generation`) is the arena's to choose:
-// at least 40 bits of generation, and a niche so that `Option<Handle>` is 8 bytes.
+/// Handles are plain values; a stale one is detected, never misinterpreted. No handle is 0, so
+/// `Option<Handle>` is 8 bytes, and no generation issued is 0, so a handle of generation 0 is
+/// always stale.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Handle(u64);
+pub struct Handle(NonZeroU64);
+
+/// Bits of a handle that hold the arena index.
+const INDEX_BITS: u32 = 24;
 
 impl Handle {
-    /// Packs an arena index and a generation.
-    pub const fn new(index: u32, generation: u32) -> Self {
-        Handle(((generation as u64) << 32) | index as u64)
+    /// Packs an arena index (its low 24 bits) and a generation (its low 40 bits).
+    pub const fn new(index: u32, generation: u64) -> Self {
+        let index = index as u64 & ((1 << INDEX_BITS) - 1);
+        Self::from_raw((generation << INDEX_BITS) | index)
     }
 
     /// The arena index.
     pub const fn index(self) -> u32 {
-        self.0 as u32
+        (self.0.get() & ((1 << INDEX_BITS) - 1)) as u32
     }
 
     /// The generation the entry had when the handle was issued.
-    pub const fn generation(self) -> u32 {
-        (self.0 >> 32) as u32
+    pub const fn generation(self) -> u64 {
+        self.0.get() >> INDEX_BITS
     }
 
-    /// The handle as an opaque 64-bit value (for passing through an ABI).
+    /// The handle as an opaque, non-zero 64-bit value (for passing through an ABI).
     pub const fn to_raw(self) -> u64 {
-        self.0
+        self.0.get()
     }
 
-    /// A handle from a value of [`Handle::to_raw`]; any value is accepted, a wrong one is stale.
+    /// A handle from a value of [`Handle::to_raw`]. Any value is accepted: a wrong one, 0
+    /// included, is simply stale.
     pub const fn from_raw(raw: u64) -> Self {
-        Handle(raw)
+        match NonZeroU64::new(raw) {
+            Some(raw) => Handle(raw),
+            // Index 2^24 - 1 is beyond every arena's capacity: stale everywhere.
+            None => Handle(NonZeroU64::MAX),
+        }
     }
 }
 
@@ -379,13 +485,15 @@ impl SchemeKind {
 /// A timer module: the paper's four routines plus what a caller needs to drive and size it.
 pub trait Scheme {
     /// `START_TIMER`: a timer due `interval` ticks from now, carrying the request id `id`.
+    /// Unbounded: [`Scheme::start_range`] with `earliest == latest` and no work limit.
     fn start(&mut self, interval: u64, id: u64) -> Result<Handle, Error>;
 
     /// `STOP_TIMER`: cancels a pending or queued timer and returns its request id.
     fn stop(&mut self, handle: Handle) -> Result<u64, Error>;
 
     /// `PER_TICK_BOOKKEEPING`: advances the clock one tick and queues what is due on it.
-    /// Returns how many timers were queued.
+    /// Returns how many timers were queued. Unbounded: [`Scheme::advance`] to the next tick,
+    /// periodic, with no work limit (finishing first a tick left half done).
     fn tick(&mut self) -> usize;
 
     /// `EXPIRY_PROCESSING`: takes the oldest queued timer, if any.
@@ -420,57 +528,39 @@ pub trait Scheme {
     // ---- Bounded work and the tickless clock. ----
 
     /// Runs the clock towards tick `target` (at most 2^63 ahead), doing the per-tick
-    /// bookkeeping and queuing what is due, within `work`. Returns at the first of: `target`
-    /// reached ([`Advanced::Reached`]); a tick completed that queued timers ([`Advanced::Due`],
-    /// the clock standing on that tick); the budget spent ([`Advanced::OutOfWork`]). With
+    /// bookkeeping and queuing what is due, within `work`. Returns at the first of: a tick
+    /// completed that queued timers ([`Advanced::Due`], the clock standing on that tick, even
+    /// if it is `target`); `target` reached, its bookkeeping complete ([`Advanced::Reached`]);
+    /// the budget spent ([`Advanced::OutOfWork`]: call again; a tick may be left half done, and
+    /// the scheme resumes it, starts, stops and reschedules in between being fine). With
     /// [`Clock::Tickless`], ticks with nothing to do are skipped at a cost independent of their
-    /// number (O(levels) or O(slots visited)); with [`Clock::Periodic`], every tick is run.
-    ///
-    /// The default runs whole ticks: correct, but a tick's own cost is not bounded.
-    fn advance(&mut self, target: u64, clock: Clock, work: &mut Work) -> Advanced {
-        let _ = clock;
-        while self.now() != target {
-            let queued = self.tick();
-            work.spend(1 + queued);
-            if queued > 0 {
-                return Advanced::Due;
-            }
-            if work.is_spent() && self.now() != target {
-                return Advanced::OutOfWork;
-            }
-        }
-        Advanced::Reached
-    }
+    /// number (O(levels) or O(slots visited)); with [`Clock::Periodic`], every tick's
+    /// bookkeeping runs, as in the paper. Every call makes progress, so a caller looping on it
+    /// terminates.
+    fn advance(&mut self, target: u64, clock: Clock, work: &mut Work) -> Advanced;
 
-    /// A lower bound of the first tick after [`Scheme::now`] on which [`Scheme::advance`] has
-    /// anything to do in tickless mode (a timer due, or bookkeeping that cannot be skipped);
-    /// `None` while nothing is pending. An hrtimer armed for this tick never fires early, and
-    /// a caller may sleep until then.
-    fn next_work(&self) -> Option<u64> {
-        match self.next_expiry() {
-            NextExpiry::Idle => None,
-            NextExpiry::At(t) => Some(t),
-            NextExpiry::Unknown => Some(self.now().wrapping_add(1)),
-        }
-    }
+    /// A lower bound of the earliest deadline of the timers pending (or placing): advancing to
+    /// any tick before it queues nothing, so an hrtimer armed for it never fires late, and a
+    /// caller may sleep until then. The bookkeeping on the way (scheme 7's migrations) is done
+    /// by [`Scheme::advance`] as it passes. `Some(now)` while a tick is half done (call
+    /// [`Scheme::advance`] at once); `None` while nothing is pending.
+    fn next_work(&self) -> Option<u64>;
 
-    /// [`Scheme::start`] due on a tick of its choosing in `[now + earliest, now + latest]`
-    /// (`earliest <= latest`): the cheapest place, the coarsest level or slot that fires inside
-    /// the range. Schemes whose start walks a sorted list (2 and 5) stop the walk when `work`
-    /// is spent and leave the timer *placing*: its handle is valid (it can be stopped), and
-    /// [`Scheme::place`] must finish the walk before the next start or reschedule
-    /// ([`Error::Busy`] meanwhile).
+    /// [`Scheme::start`] due on a tick of the scheme's choosing in `[now + earliest, now +
+    /// latest]` (`1 <= earliest <= latest < MAX_INTERVAL`, else [`Error::Interval`]): the
+    /// cheapest place that fires inside the range, never outside it (scheme 7: a slot boundary
+    /// of the coarsest level the range holds, so that no migration is needed). Schemes whose
+    /// start walks a sorted list (2 and 5) stop the walk when `work` is spent and leave the
+    /// timer *placing*: its handle is valid (it can be stopped, and it fires on its deadline
+    /// even if still placing then), and [`Scheme::place`] finishes the walk. While a timer is
+    /// placing, every start and reschedule fails with [`Error::Busy`] and changes nothing.
     fn start_range(
         &mut self,
         earliest: u64,
         latest: u64,
         id: u64,
         work: &mut Work,
-    ) -> Result<Handle, Error> {
-        let _ = latest;
-        work.spend(1);
-        self.start(earliest, id)
-    }
+    ) -> Result<Handle, Error>;
 
     /// Whether a placement started by [`Scheme::start_range`] or [`Scheme::reschedule`] is
     /// still walking.

@@ -1,95 +1,169 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Scheme 1 (section III.A of the paper): straightforward. Every outstanding timer holds the
-//! ticks it has left, and every tick decrements each of them; a timer whose count reaches zero
-//! is due.
+//! Scheme 1 (section III.A of the paper): straightforward. Every tick looks at every
+//! outstanding timer; a timer whose time has come is due.
 //!
-//! The paper's "Decrement option": the timers sit on one unordered list, so starting and
-//! stopping are O(1) (append; unlink through the handle), at the price of touching every timer
-//! on every tick. It needs no space beyond one record per timer, and suits a few timers, or
-//! timers mostly stopped within a few ticks. Counting down is immune to the clock rolling over
-//! at 2^64: no deadline is ever compared.
+//! The timers sit on one unordered list, so starting and stopping are O(1) (append; unlink
+//! through the handle), at the price of touching every timer on every tick. It needs no space
+//! beyond one record per timer, and suits a few timers, or timers mostly stopped within a few
+//! ticks.
 //!
-//! | routine     | cost | note                                              |
-//! |-------------|------|---------------------------------------------------|
-//! | start       | O(1) | append                                            |
-//! | stop        | O(1) | unlink                                            |
-//! | tick        | O(n) | decrement every pending timer                     |
-//! | next expiry | —    | unknown without a walk: [`NextExpiry::Unknown`]   |
+//! The paper's "Decrement option" keeps the ticks each timer has left and decrements them all;
+//! here each entry keeps its absolute deadline and the walk compares it with the clock. The
+//! cost is the same, one look per timer per tick, but nothing changes in an entry that is not
+//! due, which buys two things: a walk cut short by a work budget resumes where it stopped
+//! without any entry being counted twice or not at all, and a tickless clock can skip idle
+//! ticks without touching a single timer. Deadlines are compared for equality only, so the
+//! clock rolling over at 2^64 changes nothing.
 //!
-//! Timers due on the same tick are queued in start order.
+//! | routine     | cost | note                                                       |
+//! |-------------|------|------------------------------------------------------------|
+//! | start       | O(1) | append                                                     |
+//! | stop        | O(1) | unlink (moving the walk's cursor on if it stood there)     |
+//! | reschedule  | O(1) | a new deadline in place                                    |
+//! | tick        | O(n) | compare every pending deadline with the clock, resumable   |
+//! | next work   | O(1) | a lower bound of the earliest deadline                     |
+//! | next expiry | —    | unknown without a walk: [`NextExpiry::Unknown`]            |
+//!
+//! # The tickless clock
+//!
+//! `bound` is a lower bound of every pending deadline: lowered by every start and reschedule,
+//! made exact by every complete walk (the minimum of what the walk left pending, and of what
+//! was started or moved while it went), and loosened only by stops. A tickless clock runs a
+//! walk on `bound` alone and jumps the ticks before it in O(1).
+//!
+//! Timers due on the same tick are queued in list order.
 
 use super::arena::{Arena, List, NIL};
-use super::{Config, Error, Handle, NextExpiry, Scheme, SchemeKind, Storage};
+use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
 
 /// `Entry::list` of an entry on the list.
 const LISTED: u32 = 0;
 
-/// The unordered list of count-down timers.
+/// The unordered list of timers, with a resumable walk.
 ///
 /// # Invariants
 ///
-/// `list` holds exactly the pending entries, each with `aux` the ticks it has left: its
-/// deadline minus `now`, at least 1.
+/// - `list` holds exactly the pending entries.
+/// - Every pending deadline is at or after `bound` (counted from now); after a complete tick,
+///   `bound` is after now.
+/// - While a walk is in progress (`walk != NIL` during a tick), the entries before `walk`
+///   have been compared on this tick and are pending, each at or after `walk_min`.
 pub struct Straightforward<S: Storage> {
     arena: Arena<S>,
     list: List,
+    bound: u64,
+    /// The next entry the current tick's walk compares, or [`NIL`].
+    walk: u32,
+    /// The least deadline the current walk has seen.
+    walk_min: u64,
+    /// Whether the current tick runs a walk.
+    walking: bool,
 }
 
 impl<S: Storage> Straightforward<S> {
     /// An empty list for `config.capacity` timers.
     pub fn new(config: &Config) -> Result<Self, Error> {
+        let arena = Arena::new(config)?;
+        let never = arena.never();
         Ok(Straightforward {
-            arena: Arena::new(config)?,
+            arena,
             list: List::EMPTY,
+            bound: never,
+            walk: NIL,
+            walk_min: never,
+            walking: false,
         })
     }
 
-    /// Takes one tick off entry `idx`; queues it if that was its last.
-    fn count_down(&mut self, idx: u32) -> bool {
-        let left = &mut self.arena.entry_mut(idx).aux;
-        *left -= 1;
-        if *left != 0 {
-            return false;
+    /// Lowers the bounds to `deadline`.
+    fn lower(&mut self, deadline: u64) {
+        self.bound = self.arena.sooner(self.bound, deadline);
+        self.walk_min = self.arena.sooner(self.walk_min, deadline);
+    }
+
+    /// Any tick of the range will do: the earliest.
+    fn choose(&self, earliest: u64, _latest: u64) -> Result<u64, Error> {
+        Ok(earliest)
+    }
+
+    fn file(&mut self, idx: u32, _work: &mut Work) {
+        if self.list.is_empty() {
+            self.bound = self.arena.never();
+        }
+        self.arena.push_back(&mut self.list, LISTED, idx);
+        self.lower(self.arena.entry(idx).deadline);
+    }
+
+    fn unlink(&mut self, idx: u32) {
+        if self.walk == idx {
+            self.walk = self.arena.next(idx);
         }
         self.arena.unlink(&mut self.list, idx);
-        self.arena.queue(idx);
+    }
+
+    fn retime(&mut self, idx: u32, deadline: u64) -> bool {
+        self.arena.entry_mut(idx).deadline = deadline;
+        self.lower(deadline);
         true
+    }
+
+    fn enter(&mut self, tick: u64, clock: Clock) {
+        self.arena.begin_tick(tick);
+        // A tickless clock enters no tick before `bound` but `target`, which needs no walk.
+        self.walking = clock == Clock::Periodic || tick == self.bound;
+        self.walk = match self.walking {
+            true => self.list.head,
+            false => NIL,
+        };
+        self.walk_min = self.arena.never();
+    }
+
+    fn run_tick(&mut self, work: &mut Work) -> bool {
+        let now = self.arena.now();
+        let mut first = true;
+        while self.walk != NIL {
+            if work.is_spent() && !first {
+                return false;
+            }
+            first = false;
+            let at = self.walk;
+            // Step first: a due entry leaves the list.
+            self.walk = self.arena.next(at);
+            work.spend(1);
+            let deadline = self.arena.entry(at).deadline;
+            if deadline == now {
+                self.arena.unlink(&mut self.list, at);
+                self.arena.queue(at);
+            } else {
+                self.walk_min = self.arena.sooner(self.walk_min, deadline);
+            }
+        }
+        if self.walking {
+            // INVARIANT: the walk saw every entry still pending, or lowered `walk_min` as
+            // they were started or moved.
+            self.bound = self.walk_min;
+        }
+        true
+    }
+
+    fn next_busy(&self, _work: &mut Work) -> Option<u64> {
+        self.next_work()
     }
 }
 
 impl<S: Storage> Scheme for Straightforward<S> {
-    fn start(&mut self, interval: u64, id: u64) -> Result<Handle, Error> {
-        let deadline = self.arena.deadline(interval)?;
-        let idx = self.arena.alloc(id, deadline)?;
-        // INVARIANT: `interval` is the deadline minus now.
-        self.arena.entry_mut(idx).aux = interval;
-        self.arena.push_back(&mut self.list, LISTED, idx);
-        Ok(self.arena.handle(idx))
-    }
-
-    fn stop(&mut self, handle: Handle) -> Result<u64, Error> {
-        let idx = self.arena.resolve(handle)?;
-        if !self.arena.is_queued(idx) {
-            self.arena.unlink(&mut self.list, idx);
-        }
-        Ok(self.arena.release(idx))
-    }
-
-    fn tick(&mut self) -> usize {
-        self.arena.advance();
-        let mut fired = 0;
-        let mut at = self.list.head;
-        while at != NIL {
-            // Read the successor first: a due entry leaves the list.
-            let next = self.arena.next(at);
-            fired += usize::from(self.count_down(at));
-            at = next;
-        }
-        fired
-    }
-
     arena_delegates!(arena);
+
+    fn next_work(&self) -> Option<u64> {
+        if self.arena.ticking() {
+            return Some(self.arena.now());
+        }
+        match self.list.is_empty() {
+            true => None,
+            false => Some(self.bound),
+        }
+    }
 
     fn next_expiry(&self) -> NextExpiry {
         match self.list.is_empty() {
@@ -109,9 +183,9 @@ impl<S: Storage> Scheme for Straightforward<S> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::model::{check_against, Foresight, Profile};
     use super::*;
-    use crate::HostStorage;
+    use crate::model::{check_against, Foresight, Profile};
+    use crate::{Advanced, HostStorage};
     use std::vec::Vec;
 
     fn list(start: u64) -> Straightforward<HostStorage> {
@@ -123,8 +197,15 @@ mod tests {
         .unwrap()
     }
 
+    /// The ticks each listed timer has left, in list order.
     fn counts(l: &Straightforward<HostStorage>) -> Vec<u64> {
-        l.arena.auxes(&l.list)
+        let mut out = Vec::new();
+        let mut at = l.list.head;
+        while at != NIL {
+            out.push(l.arena.remaining(l.arena.entry(at).deadline));
+            at = l.arena.next(at);
+        }
+        out
     }
 
     #[test]
@@ -159,14 +240,57 @@ mod tests {
         assert!(l.is_empty());
     }
 
-    /// Checks the type invariant: each count is the ticks left until the deadline.
+    /// Checks the type invariants: `bound` is a lower bound, after now.
     fn check(l: &Straightforward<HostStorage>) {
+        let bound = l.arena.remaining(l.bound);
+        assert!(
+            l.list.is_empty() || bound >= 1,
+            "bound {} at {}",
+            l.bound,
+            l.now()
+        );
         let mut at = l.list.head;
         while at != NIL {
             let e = l.arena.entry(at);
-            assert_eq!(e.aux, e.deadline.wrapping_sub(l.now()), "entry {at}");
+            assert!(
+                l.arena.remaining(e.deadline) >= bound,
+                "entry {at} before the bound"
+            );
             at = l.arena.next(at);
         }
+    }
+
+    #[test]
+    fn tickless_skips_to_the_bound_and_walks_resume() {
+        let mut l = list(0);
+        let far = l.start(1000, 0).unwrap();
+        l.start(500, 1).unwrap();
+        assert_eq!(l.next_work(), Some(500));
+        // One jump, one walk.
+        let mut work = Work::unlimited();
+        assert_eq!(l.advance(10_000, Clock::Tickless, &mut work), Advanced::Due);
+        assert_eq!((l.now(), work.done()), (500, 3));
+        assert_eq!(l.pop_expired().map(|e| e.id), Some(1));
+        assert_eq!(l.next_work(), Some(1000));
+        // A walk cut short, its cursor stopped, then resumed.
+        for id in 2..6 {
+            l.start(500, id).unwrap();
+        }
+        let mut work = Work::new(1);
+        assert_eq!(
+            l.advance(1000, Clock::Tickless, &mut work),
+            Advanced::OutOfWork
+        );
+        assert_eq!(l.stop(far), Ok(0));
+        assert_eq!(l.next_work(), Some(1000));
+        let mut work = Work::unlimited();
+        assert_eq!(l.advance(1000, Clock::Tickless, &mut work), Advanced::Due);
+        let fired: Vec<u64> = core::iter::from_fn(|| l.pop_expired())
+            .map(|e| e.id)
+            .collect();
+        assert_eq!(fired, [2, 3, 4, 5]);
+        assert_eq!(l.next_work(), None);
+        check(&l);
     }
 
     #[test]

@@ -4,35 +4,58 @@
 //! time *relative to the entry before it* — the traditional BSD callout list, and the baseline
 //! of Figure 9.
 //!
-//! Because times are differential, a tick touches only the head: decrement its delta, and while
-//! the head's delta is zero, it (and every following entry with delta zero) is due. The price
-//! is paid at start: finding the place of a new timer walks the list, O(n).
+//! Because times are differential, a tick touches only the head: take the ticks elapsed off its
+//! delta, and while the head's delta is zero, it (and every following entry with delta zero)
+//! is due. The price is paid at start: finding the place of a new timer walks the list, O(n).
 //!
 //! | routine     | cost | note                                                     |
 //! |-------------|------|----------------------------------------------------------|
-//! | start       | O(n) | walk, summing deltas, to the first later deadline        |
+//! | start       | O(n) | walk to the first later deadline, bounded and resumable  |
 //! | stop        | O(1) | hand the stopped entry's delta to its successor          |
-//! | tick        | O(1) | plus O(1) per expired timer                              |
+//! | reschedule  | O(n) | O(1) if the new deadline keeps its place, else a start   |
+//! | tick        | O(1) | plus O(1) per expired timer; idle ticks skipped in O(1)  |
 //! | next expiry | O(1) | the head                                                 |
+//!
+//! # Bounded placement
+//!
+//! The walk of a start (or reschedule) stops when its work budget is spent, leaving the timer
+//! *placing*: off the list, its handle valid, the walk's cursor on the first entry not yet
+//! compared. Everything before the cursor is due no later than the placing timer, and stays so
+//! while the clock runs (deltas change, deadlines do not); an entry leaving the list (stopped,
+//! due, moved) moves the cursor on if it stood on it. [`Scheme::place`] resumes the walk. A
+//! placing timer whose deadline comes is queued on it, like any other. The walk compares
+//! absolute deadlines (as distances from now) rather than summing deltas, so that nothing in
+//! the cursor needs fixing when the clock moves.
 //!
 //! Timers with equal deadlines keep their start order (a new one goes after its equals), as in
 //! BSD's `timeout()`.
 
 use super::arena::{Arena, List, NIL};
-use super::{Config, Error, Handle, NextExpiry, Scheme, SchemeKind, Storage};
+use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
 
 /// `Entry::list` of an entry on the ordered list.
 const ORDERED: u32 = 0;
+
+/// A walk looking for the place of one timer.
+#[derive(Clone, Copy, Debug)]
+struct Placing {
+    /// The entry being placed, tagged `PLACING`.
+    idx: u32,
+    /// The first entry of the list not yet compared with it, or [`NIL`].
+    at: u32,
+}
 
 /// The ordered list with differential times.
 ///
 /// # Invariants
 ///
-/// For the entries on `list` in order, `aux` of the first is its deadline minus `now`, and `aux`
-/// of each other is its deadline minus its predecessor's: deltas are never negative.
+/// - For the entries on `list` in order, `aux` of the first is its deadline minus `now`, and
+///   `aux` of each other is its deadline minus its predecessor's: deltas are never negative.
+/// - While `placing` is set, every entry before its cursor is due no later than it.
 pub struct OrderedList<S: Storage> {
     arena: Arena<S>,
     list: List,
+    placing: Option<Placing>,
 }
 
 impl<S: Storage> OrderedList<S> {
@@ -41,69 +64,165 @@ impl<S: Storage> OrderedList<S> {
         Ok(OrderedList {
             arena: Arena::new(config)?,
             list: List::EMPTY,
+            placing: None,
         })
+    }
+
+    /// Ticks from now until entry `idx` is due.
+    fn remaining(&self, idx: u32) -> u64 {
+        self.arena.remaining(self.arena.entry(idx).deadline)
+    }
+
+    /// Any tick of the range costs the same walk: the earliest.
+    fn choose(&self, earliest: u64, _latest: u64) -> Result<u64, Error> {
+        Ok(earliest)
+    }
+
+    fn file(&mut self, idx: u32, work: &mut Work) {
+        self.arena.set_placing(idx);
+        self.placing = Some(Placing {
+            idx,
+            at: self.list.head,
+        });
+        self.walk(work);
+    }
+
+    /// Continues the walk of the placing timer; `true` once it is placed.
+    fn walk(&mut self, work: &mut Work) -> bool {
+        let Some(Placing { idx, mut at }) = self.placing else {
+            return true;
+        };
+        let left = self.remaining(idx);
+        let mut first = true;
+        while at != NIL && self.remaining(at) <= left {
+            if work.is_spent() && !first {
+                self.placing = Some(Placing { idx, at });
+                return false;
+            }
+            first = false;
+            work.spend(1);
+            at = self.arena.next(at);
+        }
+        self.placing = None;
+        self.insert_before(at, idx);
+        true
+    }
+
+    /// Links entry `idx` before entry `at` (at the end for [`NIL`]), where its deadline keeps
+    /// the list in order.
+    fn insert_before(&mut self, at: u32, idx: u32) {
+        let prev = match at {
+            NIL => self.list.tail,
+            _ => self.arena.prev(at),
+        };
+        let deadline = self.arena.entry(idx).deadline;
+        let before = match prev {
+            NIL => self.arena.now(),
+            _ => self.arena.entry(prev).deadline,
+        };
+        // INVARIANT: the new entry is relative to its predecessor, its successor to it.
+        self.arena.entry_mut(idx).aux = deadline.wrapping_sub(before);
+        if at != NIL {
+            let after = self.arena.entry(at).deadline;
+            self.arena.entry_mut(at).aux = after.wrapping_sub(deadline);
+        }
+        self.arena.insert_before(&mut self.list, ORDERED, at, idx);
+    }
+
+    fn unlink(&mut self, idx: u32) {
+        if let Some(p) = &mut self.placing {
+            if p.idx == idx {
+                self.placing = None;
+                return;
+            }
+            if p.at == idx {
+                p.at = self.arena.next(idx);
+            }
+        }
+        let next = self.arena.next(idx);
+        if next != NIL {
+            let delta = self.arena.entry(idx).aux;
+            self.arena.entry_mut(next).aux += delta;
+        }
+        self.arena.unlink(&mut self.list, idx);
+    }
+
+    fn retime(&mut self, idx: u32, deadline: u64) -> bool {
+        let (prev, next) = (self.arena.prev(idx), self.arena.next(idx));
+        let left = self.arena.remaining(deadline);
+        let fits = (prev == NIL || self.remaining(prev) <= left)
+            && (next == NIL || left < self.remaining(next));
+        if fits {
+            self.unlink(idx);
+            self.arena.entry_mut(idx).deadline = deadline;
+            self.insert_before(next, idx);
+        }
+        fits
+    }
+
+    fn enter(&mut self, tick: u64, _clock: Clock) {
+        let elapsed = tick.wrapping_sub(self.arena.now());
+        self.arena.begin_tick(tick);
+        let head = self.list.head;
+        if head != NIL {
+            // INVARIANT: the head is relative to the new now; no tick entered is after it.
+            self.arena.entry_mut(head).aux -= elapsed;
+        }
+    }
+
+    /// Queues the placing timer if it is due now (first, so that a tick never ends, nor a
+    /// call returns, with a timer due and placing), then the heads with nothing left.
+    fn run_tick(&mut self, work: &mut Work) -> bool {
+        if let Some(p) = self.placing {
+            if self.arena.entry(p.idx).deadline == self.arena.now() {
+                self.placing = None;
+                self.arena.queue(p.idx);
+            }
+        }
+        let mut first = true;
+        loop {
+            let head = self.list.head;
+            if head == NIL || self.arena.entry(head).aux != 0 {
+                break;
+            }
+            if work.is_spent() && !first {
+                return false;
+            }
+            first = false;
+            work.spend(1);
+            self.unlink(head);
+            self.arena.queue(head);
+        }
+        true
+    }
+
+    fn next_busy(&self, _work: &mut Work) -> Option<u64> {
+        self.next_work()
     }
 }
 
 impl<S: Storage> Scheme for OrderedList<S> {
-    fn start(&mut self, interval: u64, id: u64) -> Result<Handle, Error> {
-        let deadline = self.arena.deadline(interval)?;
-        let idx = self.arena.alloc(id, deadline)?;
-        // Walk past every entry due no later than the new one, keeping what is left of the
-        // interval relative to the entry we stand behind.
-        let mut left = interval;
-        let mut at = self.list.head;
-        while at != NIL && self.arena.entry(at).aux <= left {
-            left -= self.arena.entry(at).aux;
-            at = self.arena.next(at);
-        }
-        if at != NIL {
-            // The successor is now relative to the new entry.
-            self.arena.entry_mut(at).aux -= left;
-        }
-        self.arena.entry_mut(idx).aux = left;
-        self.arena.insert_before(&mut self.list, ORDERED, at, idx);
-        Ok(self.arena.handle(idx))
-    }
-
-    fn stop(&mut self, handle: Handle) -> Result<u64, Error> {
-        let idx = self.arena.resolve(handle)?;
-        if !self.arena.is_queued(idx) {
-            let next = self.arena.next(idx);
-            if next != NIL {
-                let delta = self.arena.entry(idx).aux;
-                self.arena.entry_mut(next).aux += delta;
-            }
-            self.arena.unlink(&mut self.list, idx);
-        }
-        Ok(self.arena.release(idx))
-    }
-
-    fn tick(&mut self) -> usize {
-        self.arena.advance();
-        let head = self.list.head;
-        if head == NIL {
-            return 0;
-        }
-        self.arena.entry_mut(head).aux -= 1;
-        let mut fired = 0;
-        loop {
-            let head = self.list.head;
-            if head == NIL || self.arena.entry(head).aux != 0 {
-                return fired;
-            }
-            self.arena.unlink(&mut self.list, head);
-            self.arena.queue(head);
-            fired += 1;
-        }
-    }
-
     arena_delegates!(arena);
 
+    fn placing(&self) -> bool {
+        self.placing.is_some()
+    }
+
+    fn place(&mut self, work: &mut Work) -> bool {
+        self.walk(work)
+    }
+
+    fn next_work(&self) -> Option<u64> {
+        match self.arena.ticking() {
+            true => Some(self.arena.now()),
+            false => self.earliest(),
+        }
+    }
+
     fn next_expiry(&self) -> NextExpiry {
-        match self.list.head {
-            NIL => NextExpiry::Idle,
-            head => NextExpiry::At(self.arena.entry(head).deadline),
+        match self.earliest() {
+            None => NextExpiry::Idle,
+            Some(t) => NextExpiry::At(t),
         }
     }
 
@@ -116,10 +235,25 @@ impl<S: Storage> Scheme for OrderedList<S> {
     }
 }
 
+impl<S: Storage> OrderedList<S> {
+    /// The earliest deadline pending or placing.
+    fn earliest(&self) -> Option<u64> {
+        let head = match self.list.head {
+            NIL => None,
+            head => Some(self.arena.entry(head).deadline),
+        };
+        let placing = self.placing.map(|p| self.arena.entry(p.idx).deadline);
+        match (head, placing) {
+            (Some(a), Some(b)) => Some(self.arena.sooner(a, b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::model::{check_against, Foresight, Profile};
     use super::*;
+    use crate::model::{check_against, Foresight, Profile};
     use crate::HostStorage;
     use std::vec::Vec;
 

@@ -17,13 +17,17 @@
 //! |-------------|----------|--------------------------------------------------------|
 //! | start       | O(log n) | append, sift up                                        |
 //! | stop        | O(log n) | move the last element into the hole, sift it either way |
-//! | tick        | O(1)     | plus O(log n) per expired timer                        |
+//! | reschedule  | O(log n) | a new key in place, sifted either way                  |
+//! | tick        | O(1)     | plus O(log n) per expired timer; idle ticks skipped in O(1) |
 //! | next expiry | O(1)     | the root                                               |
+//!
+//! Work is counted in swaps (plus one per timer queued). One sift is never cut short: a
+//! bounded call may overshoot its budget by one sift, at most `log2(n)` swaps.
 //!
 //! Timers with equal deadlines may pop in any order.
 
 use super::arena::Arena;
-use super::{Config, Error, Handle, NextExpiry, Scheme, SchemeKind, Storage};
+use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
 
 /// The parent of heap position `pos` (which must not be the root).
 fn parent(pos: usize) -> usize {
@@ -46,6 +50,8 @@ pub struct Heap<S: Storage> {
     arena: Arena<S>,
     heap: S::Buf<u32>,
     len: usize,
+    /// Swaps done so far: the work of the sifts.
+    swaps: usize,
 }
 
 impl<S: Storage> Heap<S> {
@@ -57,6 +63,7 @@ impl<S: Storage> Heap<S> {
             arena,
             heap,
             len: 0,
+            swaps: 0,
         })
     }
 
@@ -76,6 +83,7 @@ impl<S: Storage> Heap<S> {
     /// Swaps the entries at heap positions `a` and `b`.
     fn swap(&mut self, a: usize, b: usize) {
         let (x, y) = (self.heap[a], self.heap[b]);
+        self.swaps = self.swaps.wrapping_add(1);
         self.set(a, y);
         self.set(b, x);
     }
@@ -132,41 +140,84 @@ impl<S: Storage> Heap<S> {
     }
 }
 
-impl<S: Storage> Scheme for Heap<S> {
-    fn start(&mut self, interval: u64, id: u64) -> Result<Handle, Error> {
-        let deadline = self.arena.deadline(interval)?;
-        let idx = self.arena.alloc(id, deadline)?;
-        self.push(idx);
-        Ok(self.arena.handle(idx))
+impl<S: Storage> Heap<S> {
+    /// Any tick of the range costs the same: the earliest.
+    fn choose(&self, earliest: u64, _latest: u64) -> Result<u64, Error> {
+        Ok(earliest)
     }
 
-    fn stop(&mut self, handle: Handle) -> Result<u64, Error> {
-        let idx = self.arena.resolve(handle)?;
-        if !self.arena.is_queued(idx) {
-            let pos = self.arena.entry(idx).aux as usize;
-            debug_assert_eq!(self.heap[pos], idx, "heap position of entry {idx} is stale");
-            self.remove(pos);
+    /// Runs `f`, counting its swaps as work.
+    fn counted<T>(&mut self, work: &mut Work, f: impl FnOnce(&mut Self) -> T) -> T {
+        let before = self.swaps;
+        let out = f(self);
+        work.spend(self.swaps.wrapping_sub(before));
+        out
+    }
+
+    fn file(&mut self, idx: u32, work: &mut Work) {
+        self.counted(work, |h| h.push(idx));
+    }
+
+    fn unlink(&mut self, idx: u32) {
+        let pos = self.arena.entry(idx).aux as usize;
+        debug_assert_eq!(self.heap[pos], idx, "heap position of entry {idx} is stale");
+        self.remove(pos);
+    }
+
+    fn retime(&mut self, idx: u32, deadline: u64) -> bool {
+        self.arena.entry_mut(idx).deadline = deadline;
+        let pos = self.arena.entry(idx).aux as usize;
+        if self.sift_up(pos) == pos {
+            self.sift_down(pos);
         }
-        Ok(self.arena.release(idx))
+        true
     }
 
-    fn tick(&mut self) -> usize {
-        self.arena.advance();
-        let mut fired = 0;
+    fn enter(&mut self, tick: u64, _clock: Clock) {
+        self.arena.begin_tick(tick);
+    }
+
+    fn run_tick(&mut self, work: &mut Work) -> bool {
+        let mut first = true;
         while self.len > 0 && self.key(0) == 0 {
-            let idx = self.remove(0);
+            if work.is_spent() && !first {
+                return false;
+            }
+            first = false;
+            work.spend(1);
+            let idx = self.counted(work, |h| h.remove(0));
             self.arena.queue(idx);
-            fired += 1;
         }
-        fired
+        true
     }
 
+    fn next_busy(&self, _work: &mut Work) -> Option<u64> {
+        self.next_work()
+    }
+
+    /// The earliest pending deadline.
+    fn earliest(&self) -> Option<u64> {
+        match self.len {
+            0 => None,
+            _ => Some(self.arena.entry(self.heap[0]).deadline),
+        }
+    }
+}
+
+impl<S: Storage> Scheme for Heap<S> {
     arena_delegates!(arena);
 
+    fn next_work(&self) -> Option<u64> {
+        match self.arena.ticking() {
+            true => Some(self.arena.now()),
+            false => self.earliest(),
+        }
+    }
+
     fn next_expiry(&self) -> NextExpiry {
-        match self.len {
-            0 => NextExpiry::Idle,
-            _ => NextExpiry::At(self.arena.entry(self.heap[0]).deadline),
+        match self.earliest() {
+            None => NextExpiry::Idle,
+            Some(t) => NextExpiry::At(t),
         }
     }
 
@@ -181,8 +232,8 @@ impl<S: Storage> Scheme for Heap<S> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::model::{check_against, Foresight, Profile};
     use super::*;
+    use crate::model::{check_against, Foresight, Profile};
     use crate::HostStorage;
     use std::vec::Vec;
 

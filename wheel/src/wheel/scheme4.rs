@@ -14,9 +14,13 @@
 //! | routine     | cost              | note                                                |
 //! |-------------|-------------------|-----------------------------------------------------|
 //! | start       | O(1)              | append to the list `interval` slots past the cursor |
-//! | stop        | O(1)              | unlink from the slot named by the entry's tag       |
+//! | stop        | O(1)              | unlink from the slot its deadline names             |
+//! | reschedule  | O(1)              | unlink, append                                      |
 //! | tick        | O(1)              | plus O(1) per expired timer                         |
 //! | next expiry | O(MaxInterval/64) | first busy slot after the cursor, 64 slots a step   |
+//!
+//! A tickless clock jumps the cursor to the next busy slot, found in the bitmap: the idle ticks
+//! in between cost 64 slots a step, however many they are.
 //!
 //! # Geometry
 //!
@@ -29,7 +33,9 @@
 //!
 //! The cursor counts slots, not ticks: it starts at 0 whatever `config.start` is and is never
 //! derived from `now`. The wrap of the clock at 2^64, which a slot count that is not a power of
-//! two does not divide, therefore never reaches the index arithmetic.
+//! two does not divide, therefore never reaches the index arithmetic. An entry's slot is not
+//! stored either: it is the cursor plus the ticks left until its deadline, so the list tag can
+//! stay one constant whatever `MaxInterval` is.
 //!
 //! # Occupancy
 //!
@@ -42,16 +48,22 @@
 //! Timers with equal deadlines keep their start order (a new one goes at the tail of its slot;
 //! the paper puts it at the head, which is as cheap).
 
-use super::arena::{Arena, List, NIL, QUEUED};
+use super::arena::{Arena, List, NIL};
 use super::bitmap::Occupancy;
-use super::{Config, Error, Handle, NextExpiry, Scheme, SchemeKind, Storage};
+use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
+
+/// `Entry::list` of an entry on a slot (which slot, its deadline says).
+const SLOTTED: u32 = 0;
+
+/// The most slots, and so the longest `MaxInterval`: 2^24 list heads are 128 MiB already.
+pub const MAX_SLOTS: u32 = 1 << 24;
 
 /// The basic timing wheel: `MaxInterval` slots, one per tick.
 ///
 /// # Invariants
 ///
-/// - An entry on `slots[s]` has `list == s` and is due `(s - cursor) mod MaxInterval` ticks from
-///   now, a distance of 0 meaning a whole turn, `MaxInterval`.
+/// - An entry on `slots[s]` is due `(s - cursor) mod MaxInterval` ticks from now, a distance of
+///   0 meaning a whole turn, `MaxInterval` (or, while the tick is half done, now itself).
 /// - `occupied` has bit `s` set exactly when `slots[s]` is not empty.
 pub struct BasicWheel<S: Storage> {
     arena: Arena<S>,
@@ -64,12 +76,10 @@ impl<S: Storage> BasicWheel<S> {
     /// An empty wheel of `config.slots` slots, accepting intervals up to that many ticks, for
     /// `config.capacity` timers.
     ///
-    /// Fails with [`Error::Config`] if `config.slots` is 0, or so large that slot numbers would
-    /// collide with the arena's list tags.
+    /// Fails with [`Error::Config`] if `config.slots` is 0 or above [`MAX_SLOTS`].
     pub fn new(config: &Config) -> Result<Self, Error> {
         let n = config.slots;
-        // Slot numbers double as `Entry::list` tags, which must stay clear of FREE and QUEUED.
-        if n == 0 || n >= QUEUED {
+        if n == 0 || n > MAX_SLOTS {
             return Err(Error::Config);
         }
         Ok(BasicWheel {
@@ -86,7 +96,7 @@ impl<S: Storage> BasicWheel<S> {
         self.slots.len() as u64
     }
 
-    /// The slot `distance` ticks past the cursor, for a distance in `1..=MaxInterval`.
+    /// The slot `distance` ticks past the cursor, for a distance in `0..=MaxInterval`.
     fn slot_after(&self, distance: u64) -> u32 {
         let n = self.max_interval();
         // Both terms are below 2^32: the sum cannot overflow, and one turn at most is too far.
@@ -94,16 +104,29 @@ impl<S: Storage> BasicWheel<S> {
         (if slot >= n { slot - n } else { slot }) as u32
     }
 
-    /// Appends entry `idx`, on no list, to `slot`.
-    fn link(&mut self, idx: u32, slot: u32) {
+    /// The slot of entry `idx`.
+    fn slot_of(&self, idx: u32) -> u32 {
+        self.slot_after(self.arena.remaining(self.arena.entry(idx).deadline))
+    }
+
+    /// The earliest tick of the range: every tick has its own slot.
+    fn choose(&self, earliest: u64, _latest: u64) -> Result<u64, Error> {
+        match self.arena.remaining(earliest) > self.max_interval() {
+            true => Err(Error::Range),
+            false => Ok(earliest),
+        }
+    }
+
+    fn file(&mut self, idx: u32, _work: &mut Work) {
+        // INVARIANT: the slot is as far past the cursor as the deadline is past now.
+        let slot = self.slot_of(idx);
         self.arena
-            .push_back(&mut self.slots[slot as usize], slot, idx);
+            .push_back(&mut self.slots[slot as usize], SLOTTED, idx);
         self.occupied.set(slot);
     }
 
-    /// Unlinks entry `idx` from the slot it is on.
     fn unlink(&mut self, idx: u32) {
-        let slot = self.arena.entry(idx).list;
+        let slot = self.slot_of(idx);
         let list = &mut self.slots[slot as usize];
         self.arena.unlink(list, idx);
         if list.is_empty() {
@@ -111,58 +134,76 @@ impl<S: Storage> BasicWheel<S> {
         }
     }
 
-    /// Moves every entry on `slot` to the due queue; returns how many there were.
-    fn expire(&mut self, slot: u32) -> usize {
-        let mut at = self.arena.take(&mut self.slots[slot as usize]);
-        self.occupied.clear(slot);
-        let mut fired = 0;
-        while at != NIL {
-            // Queueing relinks the entry: read its successor first.
-            let next = self.arena.next(at);
-            debug_assert_eq!(
-                self.arena.entry(at).deadline,
-                self.arena.now(),
-                "entry {at} on slot {slot} is not due",
-            );
-            self.arena.queue(at);
-            at = next;
-            fired += 1;
+    /// A slot holds one deadline: only the same deadline stays.
+    fn retime(&mut self, idx: u32, deadline: u64) -> bool {
+        self.arena.entry(idx).deadline == deadline
+    }
+
+    fn enter(&mut self, tick: u64, _clock: Clock) {
+        let elapsed = tick.wrapping_sub(self.arena.now());
+        self.arena.begin_tick(tick);
+        // INVARIANT: the clock and the cursor move together, so every distance shrinks as much;
+        // no tick entered is after the first busy slot.
+        let n = self.max_interval();
+        self.cursor = match elapsed {
+            1 => self.slot_after(1),
+            _ => self.slot_after(elapsed % n),
+        };
+    }
+
+    /// Moves the entries of the cursor's slot due now to the due queue: all of them but those
+    /// a whole turn away, started since the tick began, which are at the back.
+    fn run_tick(&mut self, work: &mut Work) -> bool {
+        let now = self.arena.now();
+        let slot = self.cursor as usize;
+        let mut first = true;
+        loop {
+            let head = self.slots[slot].head;
+            if head == NIL || self.arena.entry(head).deadline != now {
+                break;
+            }
+            if work.is_spent() && !first {
+                return false;
+            }
+            first = false;
+            work.spend(1);
+            self.arena.unlink(&mut self.slots[slot], head);
+            self.arena.queue(head);
         }
-        fired
+        if self.slots[slot].is_empty() {
+            self.occupied.clear(self.cursor);
+        }
+        true
+    }
+
+    fn next_busy(&self, _work: &mut Work) -> Option<u64> {
+        self.earliest()
+    }
+
+    /// The earliest pending deadline: the first busy slot after the cursor.
+    fn earliest(&self) -> Option<u64> {
+        // Distances grow from 1 just past the cursor to a whole turn on the cursor itself, so
+        // the first busy slot from there on holds the earliest deadlines.
+        let slot = self.occupied.next_set(self.slot_after(1))?;
+        let head = self.slots[slot as usize].head;
+        Some(self.arena.entry(head).deadline)
     }
 }
 
 impl<S: Storage> Scheme for BasicWheel<S> {
-    fn start(&mut self, interval: u64, id: u64) -> Result<Handle, Error> {
-        let deadline = self.arena.deadline(interval)?;
-        if interval > self.max_interval() {
-            return Err(Error::Range);
+    arena_delegates!(arena);
+
+    fn next_work(&self) -> Option<u64> {
+        match self.arena.ticking() {
+            true => Some(self.arena.now()),
+            false => self.earliest(),
         }
-        let idx = self.arena.alloc(id, deadline)?;
-        // INVARIANT: the slot is `interval` past the cursor, the deadline `interval` past now.
-        self.link(idx, self.slot_after(interval));
-        Ok(self.arena.handle(idx))
     }
-
-    fn tick(&mut self) -> usize {
-        self.arena.advance();
-        // INVARIANT: the clock and the cursor move together, so every distance shrinks by one,
-        // and the entries at distance 0, all on the new cursor's slot, are queued now.
-        self.cursor = self.slot_after(1);
-        self.expire(self.cursor)
-    }
-
-    arena_delegates!(arena, unlink);
 
     fn next_expiry(&self) -> NextExpiry {
-        // Distances grow from 1 just past the cursor to a whole turn on the cursor itself, so the
-        // first busy slot from there on holds the earliest deadlines.
-        match self.occupied.next_set(self.slot_after(1)) {
+        match self.earliest() {
             None => NextExpiry::Idle,
-            Some(slot) => {
-                let head = self.slots[slot as usize].head;
-                NextExpiry::At(self.arena.entry(head).deadline)
-            }
+            Some(t) => NextExpiry::At(t),
         }
     }
 
@@ -179,8 +220,8 @@ impl<S: Storage> Scheme for BasicWheel<S> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::model::{self, check_against, Band, Foresight, Profile};
     use super::*;
+    use crate::model::{self, check_against, Band, Foresight, Profile};
     use crate::HostStorage;
     use std::vec::Vec;
 
@@ -208,7 +249,7 @@ mod tests {
             let mut at = list.head;
             while at != NIL {
                 let e = w.arena.entry(at);
-                assert_eq!(e.list, s);
+                assert_eq!(w.slot_of(at), s);
                 assert_eq!(e.deadline, w.now().wrapping_add(distance), "slot {s}");
                 at = e.next;
             }
@@ -381,6 +422,7 @@ mod tests {
             range: Some(50),
             foresight: Foresight::Exact,
             check_every: 1,
+            reach: 1 << 34,
         };
         for (seed, start) in [(1, 0), (2, (1 << 32) - 50), (3, u64::MAX - 1000)] {
             check_against(&mut wheel(64, 50, start), seed, 100_000, &profile, check);

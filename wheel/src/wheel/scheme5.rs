@@ -15,9 +15,14 @@
 //! | routine     | cost                | note                                                  |
 //! |-------------|---------------------|-------------------------------------------------------|
 //! | start       | O(n/M) avg, O(n)    | walk slot `deadline mod M` to the first later deadline |
-//! | stop        | O(1)                | unlink from the slot named by the entry's tag         |
+//! | stop        | O(1)                | unlink from the slot its deadline names               |
+//! | reschedule  | O(n/M) avg, O(n)    | O(1) if the new deadline keeps its place, else a start |
 //! | tick        | O(1)                | plus O(1) per expired timer                           |
 //! | next expiry | O(M/64 + b)         | heads of the `b` busy slots up to the earliest timer  |
+//!
+//! The walk of a start is bounded and resumable exactly as scheme 2's (see `scheme2.rs`): cut
+//! short by its work budget, it leaves the timer *placing*, the cursor on the first entry of
+//! the slot not yet compared. A tickless clock jumps straight to the next expiry.
 //!
 //! # Hash and order
 //!
@@ -39,21 +44,36 @@
 
 use super::arena::{Arena, List, NIL};
 use super::bitmap::Occupancy;
-use super::{Config, Error, Handle, NextExpiry, Scheme, SchemeKind, Storage};
+use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
+
+/// `Entry::list` of an entry on a slot (which slot, its deadline says).
+const SLOTTED: u32 = 0;
+
+/// A walk looking for the place of one timer.
+#[derive(Clone, Copy, Debug)]
+struct Placing {
+    /// The entry being placed, tagged `PLACING`.
+    idx: u32,
+    /// The first entry of its slot not yet compared with it, or [`NIL`].
+    at: u32,
+}
 
 /// The hashed wheel with sorted lists.
 ///
 /// # Invariants
 ///
-/// - An entry on `slots[s]` has `list == s` and `deadline & mask == s`.
+/// - An entry on `slots[s]` has `deadline & mask == s`.
 /// - Each slot's list is ordered by `deadline - now` (modulo 2^64), ties in start order.
 /// - `occupied` has bit `s` set exactly when `slots[s]` is not empty.
+/// - While `placing` is set, every entry of its slot before its cursor is due no later than
+///   it.
 pub struct HashedSorted<S: Storage> {
     arena: Arena<S>,
     slots: S::Buf<List>,
     occupied: Occupancy<S>,
     /// `M - 1`.
     mask: u64,
+    placing: Option<Placing>,
 }
 
 impl<S: Storage> HashedSorted<S> {
@@ -71,6 +91,7 @@ impl<S: Storage> HashedSorted<S> {
             slots: S::alloc(m as usize, |_| List::EMPTY)?,
             occupied: Occupancy::new(m)?,
             mask: u64::from(m) - 1,
+            placing: None,
         })
     }
 
@@ -84,18 +105,57 @@ impl<S: Storage> HashedSorted<S> {
         self.arena.remaining(self.arena.entry(idx).deadline)
     }
 
-    /// The first entry of `slot` due more than `remaining` ticks from now, or [`NIL`].
-    fn first_later(&self, slot: u32, remaining: u64) -> u32 {
-        let mut at = self.slots[slot as usize].head;
-        while at != NIL && self.remaining(at) <= remaining {
-            at = self.arena.next(at);
-        }
-        at
+    /// Any tick of the range will do: the earliest.
+    fn choose(&self, earliest: u64, _latest: u64) -> Result<u64, Error> {
+        Ok(earliest)
     }
 
-    /// Unlinks entry `idx` from the slot it is on.
+    fn file(&mut self, idx: u32, work: &mut Work) {
+        let slot = self.slot_of(self.arena.entry(idx).deadline);
+        self.arena.set_placing(idx);
+        self.placing = Some(Placing {
+            idx,
+            at: self.slots[slot as usize].head,
+        });
+        self.walk(work);
+    }
+
+    /// Continues the walk of the placing timer; `true` once it is placed.
+    fn walk(&mut self, work: &mut Work) -> bool {
+        let Some(Placing { idx, mut at }) = self.placing else {
+            return true;
+        };
+        let left = self.remaining(idx);
+        let mut first = true;
+        while at != NIL && self.remaining(at) <= left {
+            if work.is_spent() && !first {
+                self.placing = Some(Placing { idx, at });
+                return false;
+            }
+            first = false;
+            work.spend(1);
+            at = self.arena.next(at);
+        }
+        self.placing = None;
+        // INVARIANT: after every entry due no later, before the first due later.
+        let slot = self.slot_of(self.arena.entry(idx).deadline);
+        self.arena
+            .insert_before(&mut self.slots[slot as usize], SLOTTED, at, idx);
+        self.occupied.set(slot);
+        true
+    }
+
     fn unlink(&mut self, idx: u32) {
-        let slot = self.arena.entry(idx).list;
+        if let Some(p) = &mut self.placing {
+            if p.idx == idx {
+                self.placing = None;
+                return;
+            }
+            if p.at == idx {
+                p.at = self.arena.next(idx);
+            }
+        }
+        let slot = self.slot_of(self.arena.entry(idx).deadline);
         let list = &mut self.slots[slot as usize];
         self.arena.unlink(list, idx);
         if list.is_empty() {
@@ -103,22 +163,65 @@ impl<S: Storage> HashedSorted<S> {
         }
     }
 
-    /// Moves the entries of `slot` due now, all at its front, to the due queue; returns how
-    /// many there were.
-    fn expire(&mut self, slot: u32) -> usize {
+    fn retime(&mut self, idx: u32, deadline: u64) -> bool {
+        let old = self.arena.entry(idx).deadline;
+        let (prev, next) = (self.arena.prev(idx), self.arena.next(idx));
+        let left = self.arena.remaining(deadline);
+        let fits = self.slot_of(old) == self.slot_of(deadline)
+            && (prev == NIL || self.remaining(prev) <= left)
+            && (next == NIL || left < self.remaining(next));
+        if fits {
+            self.arena.entry_mut(idx).deadline = deadline;
+        }
+        fits
+    }
+
+    fn enter(&mut self, tick: u64, _clock: Clock) {
+        self.arena.begin_tick(tick);
+    }
+
+    /// Moves the placing timer to the due queue if it is due now (first, so that a tick never
+    /// ends, nor a call returns, with a timer due and placing), then the entries of the clock's
+    /// slot due now, all at its front.
+    fn run_tick(&mut self, work: &mut Work) -> bool {
         let now = self.arena.now();
-        let list = &mut self.slots[slot as usize];
-        let mut fired = 0;
-        while list.head != NIL && self.arena.entry(list.head).deadline == now {
-            let head = list.head;
-            self.arena.unlink(list, head);
+        if let Some(p) = self.placing {
+            if self.arena.entry(p.idx).deadline == now {
+                self.placing = None;
+                self.arena.queue(p.idx);
+            }
+        }
+        let slot = self.slot_of(now);
+        let mut first = true;
+        loop {
+            let head = self.slots[slot as usize].head;
+            if head == NIL || self.arena.entry(head).deadline != now {
+                break;
+            }
+            if work.is_spent() && !first {
+                return false;
+            }
+            first = false;
+            work.spend(1);
+            self.unlink(head);
             self.arena.queue(head);
-            fired += 1;
         }
-        if list.is_empty() {
-            self.occupied.clear(slot);
+        true
+    }
+
+    fn next_busy(&self, _work: &mut Work) -> Option<u64> {
+        self.earliest()
+    }
+
+    /// The earliest deadline pending or placing.
+    fn earliest(&self) -> Option<u64> {
+        let now = self.arena.now();
+        let listed = self.least_remaining().map(|r| now.wrapping_add(r));
+        let placing = self.placing.map(|p| self.arena.entry(p.idx).deadline);
+        match (listed, placing) {
+            (Some(a), Some(b)) => Some(self.arena.sooner(a, b)),
+            (a, b) => a.or(b),
         }
-        fired
     }
 
     /// How far ahead of the cursor `slot` is: `1..=M`, the cursor's own slot being a whole turn.
@@ -156,31 +259,27 @@ impl<S: Storage> HashedSorted<S> {
 }
 
 impl<S: Storage> Scheme for HashedSorted<S> {
-    fn start(&mut self, interval: u64, id: u64) -> Result<Handle, Error> {
-        let deadline = self.arena.deadline(interval)?;
-        let idx = self.arena.alloc(id, deadline)?;
-        let slot = self.slot_of(deadline);
-        // INVARIANT: after every entry due no later, before the first due later.
-        let at = self.first_later(slot, interval);
-        self.arena
-            .insert_before(&mut self.slots[slot as usize], slot, at, idx);
-        self.occupied.set(slot);
-        Ok(self.arena.handle(idx))
+    arena_delegates!(arena);
+
+    fn placing(&self) -> bool {
+        self.placing.is_some()
     }
 
-    fn tick(&mut self) -> usize {
-        let now = self.arena.advance();
-        // INVARIANT: lists stay sorted, every remaining time having dropped by one; those now
-        // at 0 (deadline == now) leave.
-        self.expire(self.slot_of(now))
+    fn place(&mut self, work: &mut Work) -> bool {
+        self.walk(work)
     }
 
-    arena_delegates!(arena, unlink);
+    fn next_work(&self) -> Option<u64> {
+        match self.arena.ticking() {
+            true => Some(self.arena.now()),
+            false => self.earliest(),
+        }
+    }
 
     fn next_expiry(&self) -> NextExpiry {
-        match self.least_remaining() {
+        match self.earliest() {
             None => NextExpiry::Idle,
-            Some(r) => NextExpiry::At(self.arena.now().wrapping_add(r)),
+            Some(t) => NextExpiry::At(t),
         }
     }
 
@@ -197,8 +296,8 @@ impl<S: Storage> Scheme for HashedSorted<S> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::model::{self, check_against, Band, Foresight, Profile};
     use super::*;
+    use crate::model::{self, check_against, Band, Foresight, Profile};
     use crate::HostStorage;
     use std::vec::Vec;
 
@@ -224,7 +323,7 @@ mod tests {
             let mut at = list.head;
             while at != NIL {
                 let e = w.arena.entry(at);
-                assert_eq!((e.list, e.deadline & w.mask), (s, u64::from(s)));
+                assert_eq!(e.deadline & w.mask, u64::from(s));
                 assert!(w.remaining(at) >= last.max(1), "slot {s} out of order");
                 last = w.remaining(at);
                 at = e.next;
@@ -401,6 +500,7 @@ mod tests {
             range: None,
             foresight: Foresight::Exact,
             check_every: 1,
+            reach: 1 << 34,
         };
         for (seed, slots, start) in [(4, 16, 0), (5, 8, (1 << 32) - 50), (6, 1, u64::MAX - 1000)] {
             check_against(&mut wheel(64, slots, start), seed, 100_000, &profile, check);

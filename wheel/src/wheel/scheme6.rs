@@ -1,63 +1,81 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Scheme 6 (section VI-A2 of the paper): a hashed timing wheel whose slot lists are left
-//! unsorted, each timer carrying a count of the turns of the wheel it still has to wait.
+//! unsorted, every tick walking the list under the cursor.
 //!
 //! As in scheme 5, a timer due on tick `d` goes on slot `d mod M` (Figure 6). But it goes at
-//! the tail, in O(1), and instead of keeping the list in order each entry stores its *rounds*:
-//! how many more times the cursor will pass its slot before it is due, the paper's "high order
-//! bits". Each tick walks the whole list under the cursor, as scheme 1 walks everything: an
-//! entry with no rounds left is due, any other loses one. Every pending timer is looked at once
-//! per turn, so a tick costs O(n/M) on average however the hash spreads the timers; the spread
-//! only sets the variance. This is the scheme of Costello's BSD callouts (section VII).
+//! the tail, in O(1), and the list is never kept in order: each tick walks the whole list under
+//! the cursor, as scheme 1 walks everything, and queues the entries due. Every pending timer is
+//! looked at once per turn, so a tick costs O(n/M) on average however the hash spreads the
+//! timers; the spread only sets the variance. This is the scheme of Costello's BSD callouts
+//! (section VII).
 //!
 //! | routine     | cost                | note                                                  |
 //! |-------------|---------------------|-------------------------------------------------------|
-//! | start       | O(1)                | append to slot `deadline mod M` with its rounds       |
-//! | stop        | O(1)                | unlink from the slot named by the entry's tag         |
-//! | tick        | O(n/M) avg, O(n)    | walk the cursor's slot: queue or count down           |
+//! | start       | O(1)                | append to slot `deadline mod M`                       |
+//! | stop        | O(1)                | unlink from the slot its deadline names               |
+//! | reschedule  | O(1)                | in place within the slot, else unlink and append      |
+//! | tick        | O(n/M) avg, O(n)    | walk the cursor's slot, resumable                     |
+//! | next work   | O(M/64 + b)         | lower bounds of the `b` busy slots up to the earliest |
 //! | next expiry | O(M/64 + n/M) avg   | the first busy slot's list, else [`NextExpiry::Unknown`] |
 //!
-//! # Rounds
+//! # Deadlines, not rounds
+//!
+//! The paper keeps in each entry its *rounds*, the turns of the wheel it still has to wait
+//! (the deadline's high-order bits), and every pass of the cursor decrements them. Here each
+//! entry keeps its absolute deadline, and the walk compares it with the clock instead: the same
+//! one look per entry per turn, so the periodic clock's cost is the paper's O(n/M) per tick.
+//! What it buys is that a pass over a slot changes nothing in an entry not yet due. A walk cut
+//! short by its work budget resumes where it stopped, entries started or moved meanwhile
+//! counted once; and a tickless clock may skip the cursor's passes over slots with nothing due,
+//! which with round counters would leave every count too high.
 //!
 //! `M` is a power of two, so the slot is `d & (M - 1)`, unchanged when the clock wraps at 2^64
-//! (which `M` divides): a wheel started near 2^64 hashes exactly as one started at 0. A timer
-//! started `r` ticks ahead is passed by the cursor `((r - 1) mod M) + 1` ticks from now, then
-//! every `M` ticks, the last pass being its deadline: `(r - 1) / M` passes before it is due.
-//! That is its initial rounds, kept in `Entry::aux`. Computed as a shift, since 64-bit division
-//! is not free on every architecture the kernel builds for.
+//! (which `M` divides): a wheel started near 2^64 hashes exactly as one started at 0.
 //!
-//! # Next expiry
+//! # The tickless clock
 //!
-//! Rounds are unordered, so naming the earliest deadline means looking at every pending timer:
-//! O(n), the very cost the scheme exists to avoid. next_expiry instead looks where the next
-//! tick that does any work will look: the first busy slot ahead of the cursor (found through an
-//! `Occupancy` bitmap, 64 slots a step). If some entry there has no rounds left, it is due
-//! when the cursor gets there and nothing can be earlier. Otherwise every timer is at least
-//! that far off, but which is first is unknown without the whole walk, and the answer is
-//! [`NextExpiry::Unknown`]. Walking one slot costs what the tick reaching it will cost anyway.
+//! Each slot keeps a lower bound of its deadlines, `low[s]`: lowered by every start or move
+//! into the slot, made exact by every walk of it, loosened only by stops. The slot `k` ticks
+//! ahead of the cursor (`k` in `1..=M`) holds deadlines `k`, `k + M`, ... ticks away, so going
+//! through the busy slots (the `Occupancy` bitmap) in order of `k`, the least bound seen is
+//! final as soon as it is at most the next busy slot's `k`: one busy slot for a sparse wheel,
+//! however far its timers are. That is next work, and the tickless clock jumps there, walking
+//! only the slot whose bound it reaches. A bound left low by a stop costs one wasted visit,
+//! after which it is exact again.
 //!
 //! Timers with equal deadlines keep their start order.
 
 use super::arena::{Arena, List, NIL};
 use super::bitmap::Occupancy;
-use super::{Config, Error, Handle, NextExpiry, Scheme, SchemeKind, Storage};
+use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
 
-/// The hashed wheel with unsorted lists and round counters.
+/// `Entry::list` of an entry on a slot (which slot, its deadline says).
+const SLOTTED: u32 = 0;
+
+/// The hashed wheel with unsorted lists.
 ///
 /// # Invariants
 ///
-/// - An entry on `slots[s]` has `list == s`, `deadline & (M - 1) == s`, and `aux`, its
-///   rounds, equal to `(deadline - now - 1) >> shift`.
+/// - An entry on `slots[s]` has `deadline & (M - 1) == s`.
 /// - `occupied` has bit `s` set exactly when `slots[s]` is not empty.
+/// - For a busy slot `s`, every deadline on it is at or after `low[s]` (counted from now),
+///   and, after a complete tick, `low[s]` is after now.
+/// - While a walk is in progress (`walk != NIL` during a tick), the entries of the clock's
+///   slot before `walk` have been compared on this tick, each at or after `walk_min`.
 pub struct HashedUnsorted<S: Storage> {
     arena: Arena<S>,
     slots: S::Buf<List>,
     occupied: Occupancy<S>,
+    low: S::Buf<u64>,
     /// `M - 1`.
     mask: u64,
-    /// `log2(M)`.
-    shift: u32,
+    /// The next entry the current tick's walk compares, or [`NIL`].
+    walk: u32,
+    /// The least deadline the current walk has seen.
+    walk_min: u64,
+    /// Whether the current tick walks its slot.
+    walking: bool,
 }
 
 impl<S: Storage> HashedUnsorted<S> {
@@ -66,16 +84,20 @@ impl<S: Storage> HashedUnsorted<S> {
     /// Fails with [`Error::Config`] unless `config.slots` is a power of two.
     pub fn new(config: &Config) -> Result<Self, Error> {
         let m = config.slots;
-        // A power of two is at most 2^31: slot numbers stay clear of the arena's list tags.
         if !m.is_power_of_two() {
             return Err(Error::Config);
         }
+        let arena = Arena::new(config)?;
+        let never = arena.never();
         Ok(HashedUnsorted {
-            arena: Arena::new(config)?,
+            arena,
             slots: S::alloc(m as usize, |_| List::EMPTY)?,
             occupied: Occupancy::new(m)?,
+            low: S::alloc(m as usize, |_| 0)?,
             mask: u64::from(m) - 1,
-            shift: m.trailing_zeros(),
+            walk: NIL,
+            walk_min: never,
+            walking: false,
         })
     }
 
@@ -84,15 +106,37 @@ impl<S: Storage> HashedUnsorted<S> {
         (deadline & self.mask) as u32
     }
 
-    /// How many times the cursor passes a timer due in `remaining` (at least 1) ticks before
-    /// the pass on which it is due.
-    fn rounds(&self, remaining: u64) -> u64 {
-        (remaining - 1) >> self.shift
+    /// Lowers the bound of `slot`, busy, to `deadline`, and the walk's if it walks that slot.
+    fn lower(&mut self, slot: u32, deadline: u64) {
+        let low = &mut self.low[slot as usize];
+        *low = self.arena.sooner(*low, deadline);
+        if self.walking && slot == self.slot_of(self.arena.now()) {
+            self.walk_min = self.arena.sooner(self.walk_min, deadline);
+        }
     }
 
-    /// Unlinks entry `idx` from the slot it is on.
+    /// Any tick of the range will do: the earliest.
+    fn choose(&self, earliest: u64, _latest: u64) -> Result<u64, Error> {
+        Ok(earliest)
+    }
+
+    fn file(&mut self, idx: u32, _work: &mut Work) {
+        let deadline = self.arena.entry(idx).deadline;
+        let slot = self.slot_of(deadline);
+        let list = &mut self.slots[slot as usize];
+        if list.is_empty() {
+            self.low[slot as usize] = deadline;
+        }
+        self.arena.push_back(list, SLOTTED, idx);
+        self.occupied.set(slot);
+        self.lower(slot, deadline);
+    }
+
     fn unlink(&mut self, idx: u32) {
-        let slot = self.arena.entry(idx).list;
+        if self.walk == idx {
+            self.walk = self.arena.next(idx);
+        }
+        let slot = self.slot_of(self.arena.entry(idx).deadline);
         let list = &mut self.slots[slot as usize];
         self.arena.unlink(list, idx);
         if list.is_empty() {
@@ -100,38 +144,108 @@ impl<S: Storage> HashedUnsorted<S> {
         }
     }
 
-    /// Walks `slot`, the cursor's: queues the entries with no rounds left and takes a round off
-    /// the others. Returns how many were queued.
-    fn expire(&mut self, slot: u32) -> usize {
-        let now = self.arena.now();
-        let list = &mut self.slots[slot as usize];
-        let mut fired = 0;
-        let mut at = list.head;
-        while at != NIL {
-            // Unlinking leaves the successor where it is: read it first.
-            let next = self.arena.next(at);
-            let e = self.arena.entry_mut(at);
-            if e.aux == 0 {
-                debug_assert_eq!(e.deadline, now, "entry {at} is not due");
-                self.arena.unlink(list, at);
-                self.arena.queue(at);
-                fired += 1;
-            } else {
-                e.aux -= 1;
-            }
-            at = next;
+    /// Within its slot, a new deadline is a new number in the entry, nothing more.
+    fn retime(&mut self, idx: u32, deadline: u64) -> bool {
+        let slot = self.slot_of(deadline);
+        if slot != self.slot_of(self.arena.entry(idx).deadline) {
+            return false;
         }
-        if list.is_empty() {
-            self.occupied.clear(slot);
-        }
-        fired
+        self.arena.entry_mut(idx).deadline = deadline;
+        self.lower(slot, deadline);
+        true
     }
 
-    /// Whether some entry of `slot` has no rounds left.
-    fn has_due(&self, slot: u32) -> bool {
+    fn enter(&mut self, tick: u64, clock: Clock) {
+        self.arena.begin_tick(tick);
+        let slot = self.slot_of(tick);
+        let list = self.slots[slot as usize];
+        // The tickless clock enters no tick past a slot's bound; it walks the slot whose bound
+        // it reached, and skips the others' (nothing on them is due now).
+        self.walking =
+            !list.is_empty() && (clock == Clock::Periodic || self.low[slot as usize] == tick);
+        self.walk = match self.walking {
+            true => list.head,
+            false => NIL,
+        };
+        self.walk_min = self.arena.never();
+    }
+
+    /// Walks the clock's slot: queues the entries due now and leaves the others.
+    fn run_tick(&mut self, work: &mut Work) -> bool {
+        let now = self.arena.now();
+        let mut first = true;
+        while self.walk != NIL {
+            if work.is_spent() && !first {
+                return false;
+            }
+            first = false;
+            let at = self.walk;
+            // Step first: a due entry leaves the list.
+            self.walk = self.arena.next(at);
+            work.spend(1);
+            let deadline = self.arena.entry(at).deadline;
+            if deadline == now {
+                self.unlink(at);
+                self.arena.queue(at);
+            } else {
+                self.walk_min = self.arena.sooner(self.walk_min, deadline);
+            }
+        }
+        if self.walking {
+            // INVARIANT: the walk saw every entry left on the slot, or lowered `walk_min` as
+            // they were started or moved there.
+            let slot = self.slot_of(now) as usize;
+            self.low[slot] = self.walk_min;
+            self.walking = false;
+        }
+        true
+    }
+
+    fn next_busy(&self, work: &mut Work) -> Option<u64> {
+        self.least_bound(work)
+    }
+
+    /// The least bound of the busy slots, looking at as few as order allows; `work` counts
+    /// the slots looked at.
+    fn least_bound(&self, work: &mut Work) -> Option<u64> {
+        let now = self.arena.now();
+        let turn = self.mask + 1;
+        let mut best: Option<u64> = None;
+        // `k` is the distance of the nearest slot not yet looked at.
+        let mut k = 1;
+        while k <= turn {
+            let Some(slot) = self.occupied.next_set(self.slot_of(now.wrapping_add(k))) else {
+                break;
+            };
+            let distance = self.distance(slot);
+            // Wrapped round to a slot already seen, or nothing further can be earlier.
+            if distance < k || best.is_some_and(|b| self.arena.remaining(b) <= distance) {
+                break;
+            }
+            work.spend(1);
+            let low = self.low[slot as usize];
+            best = Some(best.map_or(low, |b| self.arena.sooner(b, low)));
+            k = distance + 1;
+        }
+        best
+    }
+
+    /// How far ahead of the cursor `slot` is: `1..=M`, the cursor's own slot being a whole turn.
+    fn distance(&self, slot: u32) -> u64 {
+        let k = u64::from(slot).wrapping_sub(self.arena.now()) & self.mask;
+        if k == 0 {
+            self.mask + 1
+        } else {
+            k
+        }
+    }
+
+    /// Whether some entry of `slot` is due `distance` ticks from now.
+    fn has_due(&self, slot: u32, distance: u64) -> bool {
+        let due = self.arena.now().wrapping_add(distance);
         let mut at = self.slots[slot as usize].head;
         while at != NIL {
-            if self.arena.entry(at).aux == 0 {
+            if self.arena.entry(at).deadline == due {
                 return true;
             }
             at = self.arena.next(at);
@@ -141,44 +255,31 @@ impl<S: Storage> HashedUnsorted<S> {
 }
 
 impl<S: Storage> Scheme for HashedUnsorted<S> {
-    fn start(&mut self, interval: u64, id: u64) -> Result<Handle, Error> {
-        let deadline = self.arena.deadline(interval)?;
-        let idx = self.arena.alloc(id, deadline)?;
-        let slot = self.slot_of(deadline);
-        // INVARIANT: the slot and rounds of a timer due `interval` ticks from now.
-        self.arena.entry_mut(idx).aux = self.rounds(interval);
-        self.arena
-            .push_back(&mut self.slots[slot as usize], slot, idx);
-        self.occupied.set(slot);
-        Ok(self.arena.handle(idx))
-    }
+    arena_delegates!(arena);
 
-    fn tick(&mut self) -> usize {
-        let now = self.arena.advance();
-        // INVARIANT: `(deadline - now - 1) >> shift` drops, by one, only for the entries whose
-        // `deadline - now` was `1 mod M` before the tick: those on the slot of the new `now`,
-        // which `expire` counts down. The ones it reaches with no rounds left are due now.
-        self.expire(self.slot_of(now))
+    fn next_work(&self) -> Option<u64> {
+        match self.arena.ticking() {
+            true => Some(self.arena.now()),
+            false => self.least_bound(&mut Work::unlimited()),
+        }
     }
-
-    arena_delegates!(arena, unlink);
 
     fn next_expiry(&self) -> NextExpiry {
         let now = self.arena.now();
         let Some(slot) = self.occupied.next_set(self.slot_of(now.wrapping_add(1))) else {
             return NextExpiry::Idle;
         };
-        if !self.has_due(slot) {
-            return NextExpiry::Unknown;
-        }
         // The first busy slot is `distance` ticks ahead, `1..=M`; nothing is due sooner.
-        let distance = u64::from(slot).wrapping_sub(now).wrapping_sub(1) & self.mask;
-        NextExpiry::At(now.wrapping_add(distance + 1))
+        let distance = self.distance(slot);
+        match self.has_due(slot, distance) {
+            true => NextExpiry::At(now.wrapping_add(distance)),
+            false => NextExpiry::Unknown,
+        }
     }
 
     fn memory_bytes(&self) -> usize {
         self.arena.memory_bytes()
-            + self.slots.len() * core::mem::size_of::<List>()
+            + self.slots.len() * (core::mem::size_of::<List>() + core::mem::size_of::<u64>())
             + self.occupied.memory_bytes()
     }
 
@@ -189,9 +290,9 @@ impl<S: Storage> Scheme for HashedUnsorted<S> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::model::{self, check_against, Band, Foresight, Profile};
     use super::*;
-    use crate::HostStorage;
+    use crate::model::{self, check_against, Band, Foresight, Profile};
+    use crate::{Advanced, HostStorage};
     use std::vec::Vec;
 
     fn wheel(capacity: u32, slots: u32, start: u64) -> HashedUnsorted<HostStorage> {
@@ -203,7 +304,7 @@ mod tests {
         .unwrap()
     }
 
-    /// Checks the type invariants: tags, hashing, rounds and the bitmap.
+    /// Checks the type invariants: hashing, the bitmap and the lower bounds.
     fn check(w: &HashedUnsorted<HostStorage>) {
         for s in 0..w.slots.len() as u32 {
             let list = w.slots[s as usize];
@@ -212,27 +313,29 @@ mod tests {
                 w.occupied.next_set(s) != Some(s),
                 "slot {s}"
             );
+            let low = w.arena.remaining(w.low[s as usize]);
+            assert!(
+                list.is_empty() || low >= 1,
+                "slot {s}: bound {low} ticks away"
+            );
             let mut at = list.head;
             while at != NIL {
                 let e = w.arena.entry(at);
-                assert_eq!((e.list, e.deadline & w.mask), (s, u64::from(s)));
+                assert_eq!(e.deadline & w.mask, u64::from(s));
                 let remaining = w.arena.remaining(e.deadline);
-                assert_eq!(
-                    e.aux,
-                    (remaining - 1) >> w.shift,
-                    "slot {s}, {remaining} left"
-                );
+                assert!(remaining >= low, "slot {s}: {remaining} left, bound {low}");
                 at = e.next;
             }
         }
     }
 
-    /// The rounds of the entries on `slot`, in list order.
+    /// The turns each entry of `slot` still waits (the paper's rounds), in list order.
     fn rounds_on(w: &HashedUnsorted<HostStorage>, slot: u32) -> Vec<u64> {
         let mut out = Vec::new();
         let mut at = w.slots[slot as usize].head;
         while at != NIL {
-            out.push(w.arena.entry(at).aux);
+            let remaining = w.arena.remaining(w.arena.entry(at).deadline);
+            out.push((remaining - 1) >> w.mask.count_ones());
             at = w.arena.next(at);
         }
         out
@@ -270,23 +373,24 @@ mod tests {
     }
 
     #[test]
-    fn rounds_count_the_passes_before_the_last() {
-        let w = wheel(1, 8, 0);
-        assert_eq!(w.shift, 3);
-        let table = [
-            (1, 0),
-            (7, 0),
-            (8, 0),
-            (9, 1),
-            (16, 1),
-            (17, 2),
-            (8 * 1000 + 1, 1000),
-        ];
-        for (remaining, rounds) in table {
-            assert_eq!(w.rounds(remaining), rounds, "{remaining} left");
-        }
-        assert_eq!(w.rounds((1 << 63) - 1), (1 << 60) - 1);
-        assert_eq!(wheel(1, 1, 0).rounds(5), 4);
+    fn a_sparse_wheel_sleeps_until_the_deadline() {
+        let mut w = wheel(4, 256, 3);
+        w.start(10_000, 0).unwrap();
+        // One busy slot: its bound is the deadline, not the cursor's next pass.
+        assert_eq!(w.next_work(), Some(10_003));
+        let mut work = Work::unlimited();
+        assert_eq!(w.advance(10_003, Clock::Tickless, &mut work), Advanced::Due);
+        assert_eq!(work.done(), 3);
+        assert_eq!(w.pop_expired().map(|e| e.deadline), Some(10_003));
+        // A stop leaves the bound low: one wasted visit, then it is exact again.
+        let a = w.start(100, 1).unwrap();
+        w.start(100 + 256 * 3, 2).unwrap();
+        assert_eq!(w.stop(a), Ok(1));
+        assert_eq!(w.next_work(), Some(10_103));
+        let mut work = Work::unlimited();
+        assert_eq!(w.advance(20_000, Clock::Tickless, &mut work), Advanced::Due);
+        assert_eq!((w.now(), work.done()), (10_103 + 256 * 3, 6));
+        check(&w);
     }
 
     #[test]
@@ -412,6 +516,7 @@ mod tests {
             range: None,
             foresight: Foresight::Partial,
             check_every: 1,
+            reach: 1 << 34,
         };
         for (seed, slots, start) in [(7, 16, 0), (8, 8, (1 << 32) - 50), (9, 1, u64::MAX - 1000)] {
             check_against(&mut wheel(64, slots, start), seed, 100_000, &profile, check);

@@ -59,7 +59,7 @@
 //! Timers with equal deadlines may pop in any order.
 
 use super::arena::{Arena, List, NIL};
-use super::{Config, Error, Handle, NextExpiry, Scheme, SchemeKind, Storage};
+use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
 
 /// Bits of the tick counter per level: 64 slots, so that a level's occupancy is one `u64` and
 /// its digit a shift and a mask. Being a power of two is what makes the level a leading-zero
@@ -204,18 +204,32 @@ impl<const DEPTH: usize> Shape for Pow2<DEPTH> {
 ///
 /// # Invariants
 ///
-/// - After every call, each pending entry is on the list that `place` names for its deadline
-///   seen from `now`, with `Entry::list` that list's index in `slots`: `level * 64 + slot`, or
-///   `DEPTH * 64` for the overflow list. In particular, below the top level the slot under the
-///   pointer is empty, and everything on a lower level is due before everything on a higher
-///   one, and everything in the wheel before everything on the overflow list.
+/// - After every complete tick, each pending entry is on the list that `place` names for its
+///   deadline seen from `now`, with `Entry::list` that list's index in `slots`: `level * 64 +
+///   slot`, or `DEPTH * 64` for the overflow list. In particular, below the top level the slot
+///   under the pointer is empty, and everything on a lower level is due before everything on
+///   a higher one, and everything in the wheel before everything on the overflow list. While
+///   a tick is half done, the lists still to be cascaded (`levels_left`, the overflow list
+///   from `ov_at`) may hold entries that belong elsewhere, and nothing else does.
 /// - Bit `s` of `occupied[l]` is set exactly when slot `s` of level `l` is non-empty.
+/// - Every deadline on a non-empty list `k` is at or after `low[k]` (counted from now).
 pub struct Hierarchical<S: Storage, const DEPTH: usize = LVL_DEPTH> {
     arena: Arena<S>,
     /// The slots, level by level, then the overflow list.
     slots: S::Buf<List>,
+    /// A lower bound of the deadlines on each list.
+    low: S::Buf<u64>,
     /// One occupancy bitmap per level.
     occupied: [u64; DEPTH],
+    /// Levels whose pointer slot the current tick has still to cascade: `levels_left - 1`
+    /// down to 0.
+    levels_left: usize,
+    /// Whether the current tick walks the overflow list (after the top level, before the
+    /// others), and the next entry it looks at, or [`NIL`].
+    ov_walk: bool,
+    ov_at: u32,
+    /// The least deadline the overflow walk has left on the list.
+    ov_min: u64,
 }
 
 impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
@@ -227,74 +241,240 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         if DEPTH == 0 || DEPTH * LVL_BITS as usize > u64::BITS as usize {
             return Err(Error::Config);
         }
+        let arena = Arena::new(config)?;
+        let never = arena.never();
         Ok(Hierarchical {
-            arena: Arena::new(config)?,
+            arena,
             slots: S::alloc(Self::OVERFLOW + 1, |_| List::EMPTY)?,
+            low: S::alloc(Self::OVERFLOW + 1, |_| 0)?,
             occupied: [0; DEPTH],
+            levels_left: 0,
+            ov_walk: false,
+            ov_at: NIL,
+            ov_min: never,
         })
     }
 
-    /// Links entry `idx`, on no list, where its deadline belongs from now, or queues it.
-    fn file(&mut self, idx: u32) {
-        let rem = self.arena.remaining(self.arena.entry(idx).deadline);
-        debug_assert!(
-            rem < super::MAX_INTERVAL,
-            "entry {idx} filed {rem} ticks late"
-        );
+    /// The list `place` names for a timer due `rem` ticks from now, or `None` if it is due.
+    fn list_for(&self, rem: u64) -> Option<usize> {
+        debug_assert!(rem < super::MAX_INTERVAL, "filed {rem} ticks late");
         match place(&Pow2::<DEPTH>, self.arena.now(), rem) {
-            Place::Due => self.arena.queue(idx),
-            Place::Slot { level, slot } => self.link(level * LVL_SIZE + slot, idx),
-            Place::Overflow => self.link(Self::OVERFLOW, idx),
+            Place::Due => None,
+            Place::Slot { level, slot } => Some(level * LVL_SIZE + slot),
+            Place::Overflow => Some(Self::OVERFLOW),
+        }
+    }
+
+    /// The list entry `idx` belongs on now, or `None` if it is due.
+    fn list_of(&self, idx: u32) -> Option<usize> {
+        self.list_for(self.arena.remaining(self.arena.entry(idx).deadline))
+    }
+
+    /// The tick of the range on the boundary of the coarsest slots the range holds one of:
+    /// a timer due there drops from its first slot straight to the due queue, never migrating.
+    fn choose(&self, earliest: u64, latest: u64) -> Result<u64, Error> {
+        for level in (1..DEPTH).rev() {
+            let span = Pow2::<DEPTH>.span(level);
+            let boundary = earliest.wrapping_add(earliest.wrapping_neg() & (span - 1));
+            if boundary.wrapping_sub(earliest) <= latest.wrapping_sub(earliest) {
+                return Ok(boundary);
+            }
+        }
+        Ok(earliest)
+    }
+
+    /// Links entry `idx`, on no list, where its deadline belongs from now, or queues it.
+    fn file(&mut self, idx: u32, _work: &mut Work) {
+        match self.list_of(idx) {
+            None => self.arena.queue(idx),
+            Some(list) => self.link(list, idx),
         }
     }
 
     /// Appends entry `idx` to list `list` of `slots`, marking the slot occupied.
     fn link(&mut self, list: usize, idx: u32) {
+        let deadline = self.arena.entry(idx).deadline;
+        if self.slots[list].is_empty() {
+            self.low[list] = deadline;
+        }
         // INVARIANT: the tag is the list's index, and the slot's bit is set.
         self.arena
             .push_back(&mut self.slots[list], list as u32, idx);
         if list < Self::OVERFLOW {
             self.occupied[list / LVL_SIZE] |= 1 << (list % LVL_SIZE);
         }
+        self.lower(list, deadline);
+    }
+
+    /// Lowers the bound of list `list` to `deadline`, and the overflow walk's for that list.
+    fn lower(&mut self, list: usize, deadline: u64) {
+        self.low[list] = self.arena.sooner(self.low[list], deadline);
+        if list == Self::OVERFLOW && self.ov_walk {
+            self.ov_min = self.arena.sooner(self.ov_min, deadline);
+        }
     }
 
     /// Unlinks pending entry `idx` from its list, clearing the slot's bit if it empties.
     fn unlink(&mut self, idx: u32) {
-        let list = self.arena.entry(idx).list as usize;
+        if self.ov_at == idx {
+            self.ov_at = self.arena.next(idx);
+        }
+        let list = self.arena.entry(idx).list() as usize;
         self.arena.unlink(&mut self.slots[list], idx);
         if list < Self::OVERFLOW && self.slots[list].is_empty() {
             self.occupied[list / LVL_SIZE] &= !(1 << (list % LVL_SIZE));
         }
     }
 
-    /// Takes every entry off list `list` and files each again from now.
-    fn refile(&mut self, list: usize) {
-        let mut at = self.arena.take(&mut self.slots[list]);
-        while at != NIL {
-            let next = self.arena.next(at);
-            self.file(at);
-            at = next;
+    /// Within its list, a new deadline is a new number in the entry.
+    fn retime(&mut self, idx: u32, deadline: u64) -> bool {
+        let list = self.arena.entry(idx).list() as usize;
+        if self.list_for(self.arena.remaining(deadline)) != Some(list) {
+            return false;
         }
+        self.arena.entry_mut(idx).deadline = deadline;
+        self.lower(list, deadline);
+        true
     }
 
-    /// Empties the slot `level`'s pointer has just reached: its timers migrate down a level or
-    /// more, or are due.
-    fn cascade(&mut self, level: usize) {
-        let slot = digit(&Pow2::<DEPTH>, self.arena.now(), level) as usize;
-        let bit = 1 << slot;
-        if self.occupied[level] & bit != 0 {
-            self.occupied[level] &= !bit;
-            self.refile(level * LVL_SIZE + slot);
-        }
-    }
-
-    /// The highest level whose pointer the current tick moves on.
-    fn highest_turning(&self) -> usize {
-        let now = self.arena.now();
+    /// The highest level whose pointer tick `now` moves on.
+    fn highest_turning(now: u64) -> usize {
         (1..DEPTH)
             .take_while(|&l| turns(&Pow2::<DEPTH>, now, l))
             .last()
             .unwrap_or(0)
+    }
+
+    fn enter(&mut self, tick: u64, _clock: Clock) {
+        self.arena.begin_tick(tick);
+        // Coarse to fine, as in the paper, though any order would do: a drained timer is
+        // filed afresh from now, so none lands in a slot still to be drained on this tick,
+        // except one a full top turn away, which goes back where it came from.
+        self.levels_left = Self::highest_turning(tick) + 1;
+        self.ov_walk = false;
+    }
+
+    fn run_tick(&mut self, work: &mut Work) -> bool {
+        let mut first = true;
+        loop {
+            if self.ov_walk {
+                if !self.walk_overflow(work, &mut first) {
+                    return false;
+                }
+                self.ov_walk = false;
+                self.low[Self::OVERFLOW] = self.ov_min;
+            }
+            if self.levels_left == 0 {
+                return true;
+            }
+            let level = self.levels_left - 1;
+            if !self.cascade(level, work, &mut first) {
+                return false;
+            }
+            self.levels_left = level;
+            if level == DEPTH - 1 && !self.slots[Self::OVERFLOW].is_empty() {
+                self.ov_walk = true;
+                self.ov_at = self.slots[Self::OVERFLOW].head;
+                self.ov_min = self.arena.never();
+            }
+        }
+    }
+
+    /// Empties the slot `level`'s pointer is on: its timers migrate down a level or more, or
+    /// are due. A timer filed back onto it (a full top turn away, started since the tick
+    /// began) ends the cascade: everything after it came later still. `false` if `work` ran
+    /// out first.
+    fn cascade(&mut self, level: usize, work: &mut Work, first: &mut bool) -> bool {
+        let slot = digit(&Pow2::<DEPTH>, self.arena.now(), level) as usize;
+        let list = level * LVL_SIZE + slot;
+        loop {
+            let head = self.slots[list].head;
+            if head == NIL {
+                return true;
+            }
+            let to = self.list_of(head);
+            if to == Some(list) {
+                return true;
+            }
+            if work.is_spent() && !*first {
+                return false;
+            }
+            *first = false;
+            work.spend(1);
+            self.unlink(head);
+            match to {
+                None => self.arena.queue(head),
+                Some(to) => self.link(to, head),
+            }
+        }
+    }
+
+    /// Walks the overflow list, moving what is now within the top level's turn into it.
+    /// `false` if `work` ran out first.
+    fn walk_overflow(&mut self, work: &mut Work, first: &mut bool) -> bool {
+        while self.ov_at != NIL {
+            if work.is_spent() && !*first {
+                return false;
+            }
+            *first = false;
+            let at = self.ov_at;
+            self.ov_at = self.arena.next(at);
+            work.spend(1);
+            match self.list_of(at) {
+                Some(to) if to == Self::OVERFLOW => {
+                    let deadline = self.arena.entry(at).deadline;
+                    self.ov_min = self.arena.sooner(self.ov_min, deadline);
+                }
+                to => {
+                    self.unlink(at);
+                    match to {
+                        None => self.arena.queue(at),
+                        Some(to) => self.link(to, at),
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// The first tick after now on which a pointer moves onto a busy slot, or the top
+    /// pointer moves with the overflow list busy: O(levels).
+    fn next_busy(&self, work: &mut Work) -> Option<u64> {
+        work.spend(1);
+        let now = self.arena.now();
+        let mut best: Option<u64> = None;
+        for level in 0..DEPTH {
+            if self.occupied[level] == 0 {
+                continue;
+            }
+            let span = Pow2::<DEPTH>.span(level);
+            let at = digit(&Pow2::<DEPTH>, now, level) as usize;
+            let slot = next_occupied(self.occupied[level], (at + 1) % LVL_SIZE);
+            // 1..=64 pointer moves: the pointer's own slot is a whole turn away.
+            let ahead = ((slot + LVL_SIZE - at - 1) % LVL_SIZE + 1) as u64;
+            let tick = (now & !(span - 1)).wrapping_add(ahead.wrapping_mul(span));
+            best = Some(best.map_or(tick, |b| self.arena.sooner(b, tick)));
+        }
+        if !self.slots[Self::OVERFLOW].is_empty() {
+            let span = Pow2::<DEPTH>.span(DEPTH - 1);
+            let tick = (now & !(span - 1)).wrapping_add(span);
+            best = Some(best.map_or(tick, |b| self.arena.sooner(b, tick)));
+        }
+        best
+    }
+
+    /// The first busy list in deadline order: the first busy slot after the pointer of the
+    /// lowest busy level, else the overflow list.
+    fn first_busy(&self) -> Option<usize> {
+        let now = self.arena.now();
+        if let Some(level) = (0..DEPTH).find(|&l| self.occupied[l] != 0) {
+            let from = (digit(&Pow2::<DEPTH>, now, level) as usize + 1) % LVL_SIZE;
+            return Some(level * LVL_SIZE + next_occupied(self.occupied[level], from));
+        }
+        match self.slots[Self::OVERFLOW].is_empty() {
+            true => None,
+            false => Some(Self::OVERFLOW),
+        }
     }
 
     /// The earliest deadline on non-empty list `list`.
@@ -313,51 +493,30 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
 }
 
 impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
-    fn start(&mut self, interval: u64, id: u64) -> Result<Handle, Error> {
-        let deadline = self.arena.deadline(interval)?;
-        let idx = self.arena.alloc(id, deadline)?;
-        self.file(idx);
-        Ok(self.arena.handle(idx))
-    }
+    arena_delegates!(arena);
 
-    fn tick(&mut self) -> usize {
-        self.arena.advance();
-        let before = self.arena.queued();
-        // Coarse to fine, as in the paper, though any order would do: a drained timer is
-        // filed afresh from now, so none lands in a slot still to be drained on this tick,
-        // except one a full top turn away, which goes back where it came from.
-        for level in (0..=self.highest_turning()).rev() {
-            self.cascade(level);
-            if level == DEPTH - 1 {
-                self.refile(Self::OVERFLOW);
-            }
+    fn next_work(&self) -> Option<u64> {
+        if self.arena.ticking() {
+            return Some(self.arena.now());
         }
-        self.arena.queued() - before
+        // By the placement rule the first busy list holds the earliest timers.
+        self.first_busy().map(|list| self.low[list])
     }
-
-    arena_delegates!(arena, unlink);
 
     fn next_expiry(&self) -> NextExpiry {
-        // By the placement rule the lowest non-empty level holds the earliest timers, and its
-        // first occupied slot after the pointer the earliest of those. A level-0 slot holds
-        // one deadline; a higher one a range, hence the walk.
-        let now = self.arena.now();
-        if let Some(level) = (0..DEPTH).find(|&l| self.occupied[l] != 0) {
-            let from = (digit(&Pow2::<DEPTH>, now, level) as usize + 1) % LVL_SIZE;
-            let list = level * LVL_SIZE + next_occupied(self.occupied[level], from);
-            return NextExpiry::At(match level {
-                0 => self.arena.entry(self.slots[list].head).deadline,
-                _ => self.earliest(list),
-            });
-        }
-        match self.slots[Self::OVERFLOW].is_empty() {
-            true => NextExpiry::Idle,
-            false => NextExpiry::At(self.earliest(Self::OVERFLOW)),
+        // A level-0 slot holds one deadline; a higher one a range, hence the walk.
+        match self.first_busy() {
+            None => NextExpiry::Idle,
+            Some(list) if list < LVL_SIZE => {
+                NextExpiry::At(self.arena.entry(self.slots[list].head).deadline)
+            }
+            Some(list) => NextExpiry::At(self.earliest(list)),
         }
     }
 
     fn memory_bytes(&self) -> usize {
-        self.arena.memory_bytes() + self.slots.len() * core::mem::size_of::<List>()
+        self.arena.memory_bytes()
+            + self.slots.len() * (core::mem::size_of::<List>() + core::mem::size_of::<u64>())
     }
 
     fn kind(&self) -> SchemeKind {
@@ -367,9 +526,11 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::model::{check_against, Band, Foresight, Profile, Rng};
     use super::super::MAX_INTERVAL;
     use super::*;
+    use crate::model::{check_against, Band, Foresight, Profile};
+    use crate::wheel::rng::Rng;
+    use crate::Handle;
     use crate::HostStorage;
     use std::vec::Vec;
 
@@ -493,7 +654,7 @@ mod tests {
         for _ in 0..100_000 {
             let now = rng.next_u64();
             let rem = 1 + rng.next_u64() % (MAX_INTERVAL - 1);
-            let rem = rem >> rng.below(63);
+            let rem = rem >> rng.within(0, 63);
             let rem = rem.max(1);
             assert_eq!(
                 W.level_for(now, rem),
@@ -548,7 +709,7 @@ mod tests {
 
     /// Where `handle`'s entry is: `(level, slot)`, level `D` for overflow.
     fn whereabouts<const D: usize>(w: &Wheel<D>, h: Handle) -> (usize, usize) {
-        let list = w.arena.entry(h.index()).list as usize;
+        let list = w.arena.entry(h.index()).list() as usize;
         (list / LVL_SIZE, list % LVL_SIZE)
     }
 
@@ -563,7 +724,7 @@ mod tests {
             let mut at = l.head;
             while at != NIL {
                 let e = w.arena.entry(at);
-                assert_eq!(e.list as usize, list);
+                assert_eq!(e.list() as usize, list);
                 let want = match place(&Pow2::<D>, now, w.arena.remaining(e.deadline)) {
                     Place::Slot { level, slot } => level * LVL_SIZE + slot,
                     Place::Overflow => Wheel::<D>::OVERFLOW,
@@ -698,15 +859,21 @@ mod tests {
         range: None,
         foresight: Foresight::Exact,
         check_every: 64,
+        reach: 1 << 34,
     };
 
-    /// Runs the model on a `D`-level wheel started at `start`.
-    fn against_model<const D: usize>(start: u64, seed: u64, ops: usize) {
+    /// Runs the model on a `D`-level wheel started at `start`, its tickless jumps crossing a
+    /// few turns of the top level at most (each turn is a step with the overflow list busy).
+    fn against_model<const D: usize>(start: u64, seed: u64, ops: u64) {
+        let profile = Profile {
+            reach: 1 << (LVL_BITS as usize * D + 2).min(34),
+            ..PROFILE
+        };
         check_against(
             &mut wheel::<D>(start),
             seed,
             ops,
-            &PROFILE,
+            &profile,
             assert_placed::<D>,
         );
     }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Shared by the integration tests: a PRNG, per-scheme configurations, and construction that
-//! skips a scheme still being written.
+//! Shared by the integration tests: per-scheme configurations, and construction that skips a
+//! scheme still being written.
 
 #![allow(dead_code)]
 
@@ -77,44 +77,6 @@ pub(crate) fn backends(capacity: u32, start: u64) -> Vec<(SchemeKind, AnyScheme<
         .into_iter()
         .filter_map(|k| scheme(k, capacity, start).map(|s| (k, s)))
         .collect()
-}
-
-/// xorshift64*: small, fast, and good enough to drive tests reproducibly.
-#[derive(Clone, Debug)]
-pub(crate) struct Rng(u64);
-
-impl Rng {
-    /// A generator from any seed (zero included).
-    pub(crate) fn new(seed: u64) -> Self {
-        // splitmix64 once, so that nearby seeds give unrelated streams and zero is allowed.
-        let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        Rng((z ^ (z >> 31)) | 1)
-    }
-
-    /// The next 64 random bits.
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// Uniform-ish in `0..n` (`n > 0`); the modulo bias is irrelevant here.
-    pub(crate) fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    /// Uniform-ish in `lo..=hi`.
-    pub(crate) fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi - lo + 1)
-    }
-
-    /// True with probability `pct` percent.
-    pub(crate) fn pct(&mut self, pct: u64) -> bool {
-        self.below(100) < pct
-    }
 }
 
 /// Ticks once and pops everything due, returning `(id, deadline)` pairs.
