@@ -49,7 +49,10 @@ TEST(info_reports_version_schemes_and_limits)
 	EXPECT_EQ(0, info.features & ~(__u32)(TW_FEATURE_POLL | TW_FEATURE_TICKLESS |
 					     TW_FEATURE_RANGE))
 		TH_LOG("unknown feature bits %#x", info.features);
-	EXPECT_EQ(TW_HOLD_WORK, info.hold_work);
+	/* TW_HOLD_WORK unless the module was loaded with another hold_work. */
+	EXPECT_LT(0, info.hold_work);
+	TH_LOG("features %#x, hold_work %u, %llu instances, up %llu ms", info.features,
+	       info.hold_work, info.instances, info.uptime_ns / 1000000);
 	EXPECT_LE(1, info.instances);
 	close(fd);
 }
@@ -467,8 +470,10 @@ TEST_F(instance, tickless_advance_skips_idle_ticks)
 	ASSERT_EQ(0, advance(self->fd, TW_MAX_ADVANCE)); /* nothing outstanding */
 	ASSERT_EQ(0, get_stats(self->fd, &st));
 	EXPECT_EQ(START + 3000 + TW_MAX_ADVANCE, st.now);
-	/* Every tick was either run or skipped. */
-	EXPECT_EQ(3000 + TW_MAX_ADVANCE, st.ticks + st.skipped);
+	/* Every tick was either run (ticks: "ticks of bookkeeping run") or skipped. */
+	EXPECT_EQ(3000 + TW_MAX_ADVANCE, st.ticks + st.skipped)
+		TH_LOG("ticks %llu + skipped %llu are not the %llu ticks advanced", st.ticks,
+		       st.skipped, 3000 + TW_MAX_ADVANCE);
 	EXPECT_LT(0, st.skipped);
 	EXPECT_EQ(0, st.flags);
 	EXPECT_EQ(0, st.wakeups); /* the manual clock arms no hrtimer */
@@ -748,7 +753,7 @@ TEST_F_TIMEOUT(instance, close_with_many_outstanding, 600)
 	}
 	ASSERT_EQ(0, get_stats(self->fd, &st));
 	EXPECT_EQ(cap, st.started);
-	EXPECT_GE(TW_HOLD_WORK, st.max_hold_work);
+	EXPECT_GE(hold_work_of(self->fd), st.max_hold_work);
 	TH_LOG("%u callouts set in %llu ms; longest hold %llu entries, %llu ns", cap,
 	       (now_ns() - t0) / 1000000, st.max_hold_work, st.max_hold_ns);
 	/* The teardown closes the fd with them all outstanding; timerwheel.sh then unloads. */

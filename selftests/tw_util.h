@@ -75,6 +75,17 @@ static inline int get_info(int fd, struct tw_info *info)
 	return ioctl(fd, TW_IOC_INFO, info);
 }
 
+/*
+ * The most entries one hold of an instance's lock may visit: TW_HOLD_WORK, or the module's
+ * hold_work parameter.
+ */
+static inline __u64 hold_work_of(int fd)
+{
+	struct tw_info info;
+
+	return get_info(fd, &info) ? TW_HOLD_WORK : info.hold_work;
+}
+
 /* Reads every record there is, without blocking; returns how many. */
 static inline int drain(int fd, struct tw_fired *out, int max)
 {
