@@ -9,7 +9,8 @@ mod common;
 
 use common::{backends, drain, max_interval, step, HASHED_SLOTS, WHEEL4_MAX};
 use std::collections::HashMap;
-use wheel::{Error, Handle, NextExpiry, Scheme, SchemeKind, MAX_INTERVAL};
+use wheel::rng::Rng;
+use wheel::{Advanced, Clock, Error, Handle, NextExpiry, Scheme, SchemeKind, Work, MAX_INTERVAL};
 
 #[test]
 fn every_scheme_is_built() {
@@ -431,5 +432,301 @@ fn configs_are_checked() {
         assert!(wheel::AnyScheme::<wheel::HostStorage>::new(kind, &c).is_err());
         c.capacity = u32::MAX;
         assert!(wheel::AnyScheme::<wheel::HostStorage>::new(kind, &c).is_err());
+    }
+}
+
+// ---- Bounded work, the tickless clock, reschedules and ranges. ----
+
+/// Advances `s` to `target` within budgets of `budget` units (`None`: unlimited) on `clock`,
+/// popping everything after each call; the `(tick, id)` popped, sorted, and how many calls it
+/// took.
+fn run_to(
+    s: &mut impl Scheme,
+    target: u64,
+    clock: Clock,
+    budget: Option<usize>,
+) -> (Vec<(u64, u64)>, usize) {
+    let mut out = Vec::new();
+    let mut calls = 0;
+    loop {
+        let mut work = budget.map_or(Work::unlimited(), Work::new);
+        let r = s.advance(target, clock, &mut work);
+        calls += 1;
+        assert!(work.done() > 0 || r != Advanced::OutOfWork, "no progress");
+        if let Some(limit) = budget {
+            // One indivisible step (a heap sift) past the limit at most.
+            assert!(
+                work.done() <= limit + 64,
+                "{} units done of {limit}",
+                work.done()
+            );
+        }
+        out.extend(std::iter::from_fn(|| s.pop_expired()).map(|e| (e.deadline, e.id)));
+        if r == Advanced::Reached {
+            out.sort();
+            return (out, calls);
+        }
+    }
+}
+
+#[test]
+fn a_sparse_clock_sleeps_until_the_deadline() {
+    for (kind, mut s) in backends(16, 7) {
+        let name = kind.name();
+        let ahead = max_interval(kind).min(10_000);
+        s.start(ahead, 1).unwrap();
+        let mut calls = 0;
+        while s.queued() == 0 {
+            let Some(t) = s.next_work() else {
+                panic!("{name}: nothing pending?");
+            };
+            assert!(
+                t.wrapping_sub(s.now()) <= ahead,
+                "{name}: next_work {t} late"
+            );
+            let mut work = Work::new(256);
+            while s.advance(t, Clock::Tickless, &mut work) == Advanced::OutOfWork {
+                work = Work::new(256);
+            }
+            calls += 1;
+        }
+        assert!(calls <= 2, "{name}: {calls} wakeups for one timer");
+        assert_eq!(
+            s.pop_expired().map(|e| e.deadline),
+            Some(7 + ahead),
+            "{name}"
+        );
+        assert_eq!(s.next_work(), None, "{name}");
+    }
+}
+
+#[test]
+fn bounded_and_tickless_advances_fire_as_the_periodic_tick() {
+    let mut rng = Rng::new(11);
+    let starts: Vec<(u64, u64)> = (0..300)
+        .map(|id| (id, rng.within(1, [3, 64, 300, 4000][id as usize % 4])))
+        .collect();
+    for kind in SchemeKind::ALL {
+        let mut want = None;
+        for (clock, budget) in [
+            (Clock::Periodic, None),
+            (Clock::Periodic, Some(1)),
+            (Clock::Tickless, None),
+            (Clock::Tickless, Some(1)),
+            (Clock::Tickless, Some(7)),
+        ] {
+            let mut s = common::scheme(kind, 512, u64::MAX - 2000).unwrap();
+            let mut fired = Vec::new();
+            // Timers started in three waves, between advances.
+            for wave in starts.chunks(100) {
+                for &(id, i) in wave {
+                    s.start(i, id).unwrap();
+                }
+                let target = s.now().wrapping_add(1500);
+                fired.extend(run_to(&mut s, target, clock, budget).0);
+            }
+            let target = s.now().wrapping_add(5000);
+            fired.extend(run_to(&mut s, target, clock, budget).0);
+            assert!(s.is_empty(), "{}", kind.name());
+            match &want {
+                None => want = Some(fired),
+                Some(w) => assert_eq!(&fired, w, "{} {clock:?} {budget:?}", kind.name()),
+            }
+        }
+    }
+}
+
+#[test]
+fn idle_ticks_are_skipped_cheaply() {
+    for (kind, mut s) in backends(16, 0) {
+        let name = kind.name();
+        s.start(max_interval(kind).min(3000), 1).unwrap();
+        let mut work = Work::unlimited();
+        assert_eq!(
+            s.advance(2000, Clock::Tickless, &mut work),
+            Advanced::Reached
+        );
+        // Scheme 6 looks at its one busy slot, scheme 7 at its levels: a handful of units,
+        // not 2000.
+        assert!(
+            work.done() <= 8,
+            "{name}: {} units for idle ticks",
+            work.done()
+        );
+        let mut work = Work::unlimited();
+        assert_eq!(
+            s.advance(2100, Clock::Periodic, &mut work),
+            Advanced::Reached
+        );
+        assert!(
+            work.done() >= 100,
+            "{name}: the periodic clock runs every tick"
+        );
+    }
+}
+
+#[test]
+fn reschedule_in_place_keeps_handle_and_id() {
+    for (kind, mut s) in backends(16, 100) {
+        let name = kind.name();
+        let mut w = Work::unlimited();
+        let h = s.start(1000, 7).unwrap();
+        let other = s.start(40, 8).unwrap();
+        assert_eq!(s.reschedule(h, 50, 50, &mut w), Ok(()), "{name}");
+        assert_eq!(s.deadline(h), Some(150), "{name}");
+        assert_eq!(
+            s.reschedule(h, 50, 50, &mut w),
+            Ok(()),
+            "{name}: to where it is"
+        );
+        assert_eq!(
+            s.reschedule(h, 0, 5, &mut w),
+            Err(Error::Interval),
+            "{name}"
+        );
+        assert_eq!(
+            s.reschedule(h, 6, 5, &mut w),
+            Err(Error::Interval),
+            "{name}"
+        );
+        assert_eq!(
+            s.deadline(h),
+            Some(150),
+            "{name}: a refused reschedule changes nothing"
+        );
+        assert_eq!(
+            run_to(&mut s, 140, Clock::Tickless, None).0,
+            [(140, 8)],
+            "{name}"
+        );
+        assert_eq!(
+            s.reschedule(other, 5, 5, &mut w),
+            Err(Error::Stale),
+            "{name}"
+        );
+        let fired = loop {
+            s.tick();
+            if let Some(e) = s.pop_expired() {
+                break e;
+            }
+        };
+        assert_eq!(
+            (fired.handle, fired.id, fired.deadline),
+            (h, 7, 150),
+            "{name}"
+        );
+        // A due timer, not yet popped, is re-armed: it leaves the due queue.
+        let q = s.start(1, 9).unwrap();
+        s.tick();
+        assert_eq!(s.queued(), 1, "{name}");
+        assert_eq!(s.reschedule(q, 3, 3, &mut w), Ok(()), "{name}");
+        assert_eq!((s.queued(), s.len()), (0, 1), "{name}");
+        assert_eq!(
+            run_to(&mut s, 160, Clock::Periodic, Some(1)).0,
+            [(154, 9)],
+            "{name}"
+        );
+        assert!(s.is_empty(), "{name}");
+    }
+}
+
+#[test]
+fn range_starts_fire_inside_their_range() {
+    let mut rng = Rng::new(5);
+    for (kind, mut s) in backends(512, 1 << 40) {
+        let name = kind.name();
+        let mut want = Vec::new();
+        for id in 0..400 {
+            let earliest = rng.within(1, max_interval(kind).min(5000));
+            let latest = earliest + rng.within(0, [0, 10, 100, 10_000][id as usize % 4]);
+            let h = s
+                .start_range(earliest, latest, id, &mut Work::unlimited())
+                .unwrap();
+            let d = s.deadline(h).unwrap();
+            let ahead = d - s.now();
+            assert!(
+                (earliest..=latest).contains(&ahead),
+                "{name}: {ahead} ticks ahead"
+            );
+            want.push((d, id));
+        }
+        want.sort();
+        let target = s.now() + 20_000;
+        assert_eq!(
+            run_to(&mut s, target, Clock::Tickless, None).0,
+            want,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn scheme7_ranges_land_on_coarse_slot_boundaries() {
+    let mut s = common::scheme(SchemeKind::Hierarchical, 16, 100).unwrap();
+    let mut w = Work::unlimited();
+    let cases = [
+        ((1, 1), 101),
+        ((1000, 5000), 4096),
+        ((5000, 300_000), 262_144),
+        ((70, 120), 192),
+        ((3, 10), 103),
+    ];
+    for ((earliest, latest), want) in cases {
+        let h = s.start_range(earliest, latest, 0, &mut w).unwrap();
+        assert_eq!(s.deadline(h), Some(want), "{earliest}..={latest}");
+    }
+    // Reschedules too.
+    let h = s.start(7, 1).unwrap();
+    s.reschedule(h, 1000, 5000, &mut w).unwrap();
+    assert_eq!(s.deadline(h), Some(4096));
+}
+
+#[test]
+fn placing_timers_can_be_stopped_and_fire_on_time() {
+    for (kind, mut s) in backends(64, 0) {
+        let name = kind.name();
+        if kind == SchemeKind::BasicWheel {
+            // Holds nothing that far, and never walks.
+            continue;
+        }
+        // Forty timers on one list (one slot of the hashed wheels), then one more behind them.
+        let turn = u64::from(HASHED_SLOTS);
+        let hs: Vec<Handle> = (0..40)
+            .map(|k| s.start(turn * (k + 1), k).unwrap())
+            .collect();
+        let mut w = Work::new(3);
+        let p = s.start_range(turn * 50, turn * 50, 100, &mut w).unwrap();
+        let sorted = matches!(kind, SchemeKind::OrderedList | SchemeKind::HashedSorted);
+        assert_eq!(s.placing(), sorted, "{name}");
+        if !sorted {
+            continue;
+        }
+        assert_eq!(
+            s.deadline(p),
+            Some(turn * 50),
+            "{name}: a placing timer has its deadline"
+        );
+        let mut w = Work::unlimited();
+        assert_eq!(s.start(5, 1), Err(Error::Busy), "{name}");
+        assert_eq!(
+            s.reschedule(hs[3], 5, 5, &mut w),
+            Err(Error::Busy),
+            "{name}"
+        );
+        // The walk's cursor entry stopped, then a step, then the placing timer itself.
+        assert_eq!(s.stop(hs[3]), Ok(3), "{name}");
+        assert!(!s.place(&mut Work::new(1)), "{name}");
+        assert_eq!(s.stop(p), Ok(100), "{name}");
+        assert!(!s.placing() && s.place(&mut Work::new(1)), "{name}");
+        assert_eq!(s.start(5, 1).map(|_| ()), Ok(()), "{name}");
+        // Left placing, it still fires on its deadline.
+        let p = s
+            .start_range(turn * 41, turn * 41, 200, &mut Work::new(1))
+            .unwrap();
+        assert!(s.placing(), "{name}");
+        let fired = run_to(&mut s, turn * 41, Clock::Tickless, Some(2)).0;
+        assert_eq!(fired.last(), Some(&(turn * 41, 200)), "{name}");
+        assert!(!s.placing(), "{name}");
+        assert_eq!(s.stop(p), Err(Error::Stale), "{name}");
     }
 }

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::io::Write;
 use wheel::callout::{Callouts, Fired, Origin};
 use wheel::rng::Rng;
-use wheel::{Error, Handle, HostStorage, Scheme, SchemeKind, MAX_INTERVAL};
+use wheel::{Advanced, Clock, Error, Handle, HostStorage, Scheme, SchemeKind, Work, MAX_INTERVAL};
 
 /// Operations per backend in a plain `cargo test`.
 const DEFAULT_OPS: u64 = 250_000;
@@ -466,4 +466,76 @@ fn model_scheme6() {
 #[test]
 fn model_scheme7() {
     callout_model(SchemeKind::Hierarchical);
+}
+
+#[test]
+fn reset_keeps_handle_and_origin_for_both_interfaces() {
+    for (kind, mut c) in every(16, 1000) {
+        let name = kind.name();
+        let mut w = Work::unlimited();
+        let a = c.setcallout(500, 7).unwrap();
+        let b = c.timeout(func(1), arg(1), 500).unwrap();
+        let dup = c.timeout(func(1), arg(1), 30).unwrap();
+        assert_eq!(c.origin(a), Some(Origin::Callout { cookie: 7 }), "{name}");
+        assert_eq!(c.deadline(b), Some(1500), "{name}");
+        assert_eq!(c.reset(a, 20, 20, &mut w), Ok(()), "{name}");
+        assert_eq!(c.reset(b, 10, 10, &mut w), Ok(()), "{name}");
+        assert_eq!(c.deadline(a), Some(1020), "{name}");
+        // The legacy one reset earlier is now the one untimeout finds first.
+        assert_eq!(c.untimeout(func(1), arg(1)), Ok(()), "{name}");
+        assert_eq!(c.deadline(b), None, "{name}");
+        assert_eq!(c.deadline(dup), Some(1030), "{name}");
+        assert_eq!(c.reset(b, 5, 5, &mut w), Err(Error::Stale), "{name}");
+        let mut fired = Vec::new();
+        while fired.len() < 2 {
+            let t = c.next_work().unwrap();
+            while c.advance(t, Clock::Tickless, &mut Work::new(2)) != Advanced::Reached {
+                fired.extend(std::iter::from_fn(|| c.pop_expired()));
+            }
+            fired.extend(std::iter::from_fn(|| c.pop_expired()));
+        }
+        assert_eq!(
+            fired
+                .iter()
+                .map(|f| (f.handle, f.deadline))
+                .collect::<Vec<_>>(),
+            [(a, 1020), (dup, 1030)],
+            "{name}"
+        );
+        assert_eq!(
+            fired[1].origin,
+            Origin::Legacy {
+                func: func(1),
+                arg: arg(1)
+            }
+        );
+        assert_eq!(c.origin(a), None, "{name}");
+        assert_eq!(c.next_work(), None, "{name}");
+    }
+}
+
+#[test]
+fn ranged_arms_fire_inside_their_range() {
+    for (kind, mut c) in every(64, 0) {
+        let name = kind.name();
+        let mut w = Work::unlimited();
+        let a = c.setcallout_range(100, 3000, 1, &mut w).unwrap();
+        let b = c.timeout_range(func(2), arg(2), 10, 20, &mut w).unwrap();
+        assert_eq!(
+            c.timeout_range(func(2), arg(2), 0, 20, &mut w),
+            Err(Error::Interval)
+        );
+        assert_eq!(c.setcallout_range(30, 20, 1, &mut w), Err(Error::Interval));
+        let (da, db) = (c.deadline(a).unwrap(), c.deadline(b).unwrap());
+        assert!(
+            (100..=3000).contains(&da) && (10..=20).contains(&db),
+            "{name}: {da} {db}"
+        );
+        assert!(!c.placing() && c.place(&mut w), "{name}");
+        let mut fired: Vec<(Handle, u64)> = Vec::new();
+        for _ in 0..3000 {
+            fired.extend(step(&mut c).iter().map(|f| (f.handle, f.deadline)));
+        }
+        assert_eq!(fired, [(b, db), (a, da)], "{name}");
+    }
 }
