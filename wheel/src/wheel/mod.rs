@@ -21,41 +21,81 @@
 //! re-arms itself), and what lets a caller bound the work done per tick: whatever it does not
 //! pop stays queued, in order, ahead of the next tick's timers.
 //!
+//! # Bounded work, and the tickless clock
+//!
+//! A kernel drives the module from a timer interrupt with a lock held and interrupts masked,
+//! so every call that can take long is bounded by a [`Work`] budget, counted in entries
+//! visited or moved (list steps, slots looked at, migrations, heap swaps, timers queued):
+//!
+//! - [`Scheme::advance`] runs the clock towards a target tick. A tick whose bookkeeping (scheme
+//!   1's walk of every timer, scheme 6's walk of a slot, scheme 7's migrations, a slot full of
+//!   due timers) outlasts the budget is left half done and resumed by the next call; starts,
+//!   stops, reschedules and pops in between are fine, and a cursor standing on an entry that
+//!   leaves moves on.
+//! - With [`Clock::Tickless`], `advance` skips the ticks with nothing to do at a cost
+//!   independent of their number (a list head, the heap's root, an occupancy bitmap, a bound
+//!   kept per slot, the levels of scheme 7), and [`Scheme::next_work`] names a lower bound of
+//!   the next deadline for the caller to sleep until: nothing ever becomes due before it, and
+//!   a lone timer, however far, costs at most two wakeups. With [`Clock::Periodic`] every
+//!   tick's bookkeeping runs, as in the paper (Figure 9's per-tick costs measure it).
+//! - The starts that walk a sorted list (schemes 2 and 5) stop when the budget is spent and
+//!   leave the timer *placing* ([`Scheme::placing`], [`Scheme::place`]).
+//!
+//! | routine                  | here                                                     |
+//! |--------------------------|----------------------------------------------------------|
+//! | `mod_timer`              | [`Scheme::reschedule`]: in place, keeping handle and id  |
+//! | a timer with slack       | [`Scheme::start_range`]: any tick in a range             |
+//! | when is it due           | [`Scheme::deadline`]                                     |
+//!
 //! # Guarantees, for every scheme
 //!
 //! - A timer started with interval `i` on tick `t` becomes due on tick `t + i`: never early,
-//!   never late, exactly once. `i` must be in `1..MAX_INTERVAL`.
+//!   never late, exactly once. `i` must be in `1..MAX_INTERVAL`. One started with a range
+//!   `[e, l]` becomes due on one tick in `[t + e, t + l]`, which [`Scheme::deadline`] names
+//!   from the start, and one rescheduled likewise.
 //! - A stopped timer never becomes due, and is never popped, even if it was already queued.
+//!   A rescheduled timer keeps its handle and id; if it was queued, it leaves the due queue.
 //! - Everything due on tick `t` is popped before anything due on tick `t + 1`. Among timers due
 //!   on the same tick the order is unspecified.
-//! - Timers may be started and stopped between any two calls, including between two pops of
-//!   the same tick.
+//! - Timers may be started, stopped and rescheduled between any two calls, including between
+//!   two pops of the same tick and between two calls of a half-done [`Scheme::advance`].
+//! - Whatever the clock and the budgets, the timers fire on the same ticks as with the
+//!   unbounded periodic [`Scheme::tick`]; a tickless advance to any tick before
+//!   [`Scheme::next_work`] queues nothing. Every bounded call does at least one unit of work
+//!   when there is work to do, and at most one indivisible step (one heap sift for scheme 3)
+//!   beyond its budget.
+//! - While a timer is placing, every start and reschedule fails with [`Error::Busy`] and
+//!   changes nothing; stops, pops and advances go on, and a placing timer whose deadline comes
+//!   is queued on it.
 //! - The tick counter is modular: deadlines are computed with wrapping arithmetic, so a wheel
 //!   created near `2^32` or `2^64` behaves exactly as one created at 0.
-//! - Storage is allocated once, at creation, for a fixed number of timers. Nothing allocates
-//!   afterwards: a full table makes [`Scheme::start`] fail with [`Error::Full`] and change
-//!   nothing.
-//! - Handles carry a generation. Stopping a fired, stopped or never-issued handle fails with
-//!   [`Error::Stale`] and changes nothing.
+//! - Storage is allocated once, at creation, for a fixed number of timers (at most
+//!   [`MAX_CAPACITY`]). Nothing allocates afterwards: a full table makes [`Scheme::start`]
+//!   fail with [`Error::Full`] and change nothing.
+//! - Handles carry a 40-bit generation and are never 0. Stopping a fired, stopped or
+//!   never-issued handle fails with [`Error::Stale`] and changes nothing, and so does any
+//!   value given to [`Handle::from_raw`] that no live timer was issued.
 //!
 //! # Schemes
 //!
-//! | scheme | file         | structure                              | start     | stop     | tick        |
-//! |--------|--------------|----------------------------------------|-----------|----------|-------------|
-//! | 1      | `scheme1.rs` | unordered list, all counters decrement | O(1)      | O(1)     | O(n)        |
-//! | 2      | `scheme2.rs` | ordered list, differential times (BSD) | O(n)      | O(1)     | O(1)        |
-//! | 3      | `scheme3.rs` | binary heap with an index              | O(log n)  | O(log n) | O(log n)    |
-//! | 4      | `scheme4.rs` | basic wheel, one slot per tick         | O(1)      | O(1)     | O(1)        |
-//! | 5      | `scheme5.rs` | hashed wheel, sorted lists             | O(n/M)    | O(1)     | O(1)        |
-//! | 6      | `scheme6.rs` | hashed wheel, unsorted lists           | O(1)      | O(1)     | O(n/M)      |
-//! | 7      | `scheme7.rs` | hierarchical wheels                    | O(1)      | O(1)     | O(1) amort. |
+//! | scheme | file         | structure                              | start     | stop     | reschedule | tick        |
+//! |--------|--------------|----------------------------------------|-----------|----------|------------|-------------|
+//! | 1      | `scheme1.rs` | unordered list, every deadline compared | O(1)     | O(1)     | O(1)       | O(n)        |
+//! | 2      | `scheme2.rs` | ordered list, differential times (BSD) | O(n)      | O(1)     | O(n)       | O(1)        |
+//! | 3      | `scheme3.rs` | binary heap with an index              | O(log n)  | O(log n) | O(log n)   | O(log n)    |
+//! | 4      | `scheme4.rs` | basic wheel, one slot per tick         | O(1)      | O(1)     | O(1)       | O(1)        |
+//! | 5      | `scheme5.rs` | hashed wheel, sorted lists             | O(n/M)    | O(1)     | O(n/M)     | O(1)        |
+//! | 6      | `scheme6.rs` | hashed wheel, unsorted lists           | O(1)      | O(1)     | O(1)       | O(n/M)      |
+//! | 7      | `scheme7.rs` | hierarchical wheels                    | O(1)      | O(1)     | O(1)       | O(1) amort. |
 //!
 //! All of them keep their timers in one [`arena::Arena`] of fixed capacity and link them into
 //! intrusive doubly-linked lists by index, so that a handle finds its entry, and unlinks it, in
-//! O(1). Schemes 4 to 6 mark their busy slots in the occupancy bitmap of `bitmap.rs`. The
-//! legacy BSD interface, `timeout(func, arg, ticks)` / `untimeout(func, arg)`, sits on top of
-//! any scheme in `callout.rs`. Every scheme's unit tests also run it against the randomized
-//! reference model of `model.rs` (test builds only).
+//! O(1); the arena also holds the clock, each timer's absolute deadline and the due queue.
+//! Schemes 4 to 6 mark their busy slots in the occupancy bitmap of `bitmap.rs`. The legacy BSD
+//! interface, `timeout(func, arg, ticks)` / `untimeout(func, arg)`, sits on top of any scheme
+//! in `callout.rs`. `rng.rs` is the generator of randomized tests and workloads. Every
+//! scheme's unit tests also run it against the reference model of the host crate's
+//! `src/model.rs`, which the differential test drives every scheme against too.
 //!
 //! This directory is compiled both by cargo (through `src/lib.rs`) and by the kernel (as the
 //! module's `wheel` module): it names no kernel type, is safe Rust throughout, and refers to its
@@ -574,10 +614,13 @@ pub trait Scheme {
         true
     }
 
-    /// `mod_timer`: moves the outstanding timer `handle` (pending or queued) to be due on a
-    /// tick in `[now + earliest, now + latest]`, keeping its handle and id. Does nothing more
-    /// than the check when the timer already sits where the new deadline would put it. Bounded
-    /// by `work` as [`Scheme::start_range`] is.
+    /// `mod_timer`: moves the outstanding timer `handle` (pending, or queued and not yet
+    /// popped, which leaves the due queue) to be due on a tick in `[now + earliest, now +
+    /// latest]` chosen as [`Scheme::start_range`] chooses, keeping its handle and id. Does
+    /// nothing more than the check when the timer already sits where the new deadline puts it
+    /// (its slot, its place in a sorted list). Bounded by `work` as [`Scheme::start_range`] is;
+    /// fails with [`Error::Busy`] while a timer is placing (itself included), and changes
+    /// nothing on any failure.
     fn reschedule(
         &mut self,
         handle: Handle,

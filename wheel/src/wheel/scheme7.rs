@@ -53,8 +53,34 @@
 //! |-------------|---------------|------------------------------------------------------------|
 //! | start       | O(1)          | a leading-zero count, a shift and a mask; set a bit        |
 //! | stop        | O(1)          | unlink; clear the bit if the slot empties                  |
+//! | reschedule  | O(1)          | a new deadline in place if it names the same slot, else unlink and file |
 //! | tick        | O(1) amort.   | a timer migrates at most once per level; the overflow list is rescanned every `2^30` ticks |
+//! | next work   | O(levels)     | the lowest busy level's first busy slot: its lower bound   |
 //! | next expiry | O(1) + a slot | trailing-zero counts find the earliest slot; exactness costs a walk of that slot (above level 0), or of the overflow list if every level is empty |
+//!
+//! # Bounded ticks and the tickless clock
+//!
+//! A tick's bookkeeping is a sequence of steps, each one entry: the migrations out of the slot
+//! under each turning level's pointer, coarse to fine, and the walk of the overflow list after
+//! the top level's. Cut short by its work budget, the tick resumes at the step it stopped at:
+//! a cascade takes the head of its slot until the slot is empty (an entry filed back onto it,
+//! a full top turn away, ends it, since everything behind it came later still), and the
+//! overflow walk keeps a cursor that moves on when its entry leaves.
+//!
+//! A tickless clock needs bookkeeping only on the ticks on which a pointer moves onto a busy
+//! slot (or the top pointer moves with the overflow list busy): the first of them is O(levels)
+//! away through the occupancy words, and the clock jumps there, migrating on the way as it
+//! passes. Each list also keeps a lower bound of its deadlines, lowered as timers are filed,
+//! so [`Scheme::next_work`] is the bound of the first busy list (which, by the placement rule,
+//! holds the earliest timers): a lone timer a week away is one wakeup, its migrations done by
+//! the advance that wakeup makes.
+//!
+//! # Ranges
+//!
+//! A timer given a range of ticks ([`Scheme::start_range`]) is due on the boundary of the
+//! coarsest slots the range holds one of: a deadline with every digit below level `l` zero
+//! drops from its level-`l` slot straight to the due queue when the pointer reaches it, never
+//! migrating (and timers with slack gather on the same ticks).
 //!
 //! Timers with equal deadlines may pop in any order.
 
