@@ -782,9 +782,44 @@ struct Messages {
     units: u64,
     rng: Rng,
     ops: u64,
+    /// A digest of the ids fired, in order: the same for every way of pushing back.
+    digest: u64,
+    /// Idle timers that fired: units that heard nothing for a long while.
+    went_idle: u64,
 }
 
 impl Messages {
+    /// `units` units, each with its short and idle timer armed.
+    fn new(kind: SchemeKind, way: Way, units: u64, opts: &Opts) -> Result<Self, Error> {
+        let cap = (units * 3) as u32;
+        let mut m = Messages {
+            t: Timers::new(kind, way, &config(kind, cap, opts))?,
+            handles: vec![None; cap as usize],
+            last_from: (0..units).collect(),
+            units,
+            rng: Rng::new(opts.seed ^ units),
+            ops: 0,
+            digest: 0,
+            went_idle: 0,
+        };
+        for u in 0..units {
+            m.arm(u * 3 + MSG_SHORT, SHORT_TICKS)?;
+            m.arm(u * 3 + MSG_IDLE, IDLE_TICKS)?;
+        }
+        m.ops = 0;
+        Ok(m)
+    }
+
+    /// One tick, and every message it brings.
+    fn step(&mut self) -> Result<(), Error> {
+        self.t.tick();
+        while let Some(id) = self.t.pop() {
+            self.digest = (self.digest ^ id).wrapping_mul(0x0100_0000_01b3);
+            self.fired(id)?;
+        }
+        Ok(())
+    }
+
     fn arm(&mut self, id: u64, range: (u64, u64)) -> Result<(), Error> {
         let ticks = self.rng.range(range.0, range.1);
         self.handles[id as usize] = Some(self.t.arm(ticks, id)?);
@@ -822,7 +857,10 @@ impl Messages {
                 self.arm(id, SHORT_TICKS)
             }
             MSG_MEDIUM => self.receive(self.last_from[unit as usize], unit),
-            _ => self.arm(id, IDLE_TICKS),
+            _ => {
+                self.went_idle += 1;
+                self.arm(id, IDLE_TICKS)
+            }
         }
     }
 }
@@ -836,27 +874,11 @@ fn messages(
     ticks: u64,
     opts: &Opts,
 ) -> Result<(f64, bool), Error> {
-    let cap = (units * 3) as u32;
-    let mut m = Messages {
-        t: Timers::new(kind, way, &config(kind, cap, opts))?,
-        handles: vec![None; cap as usize],
-        last_from: (0..units).collect(),
-        units,
-        rng: Rng::new(opts.seed ^ units),
-        ops: 0,
-    };
-    for u in 0..units {
-        m.arm(u * 3 + MSG_SHORT, SHORT_TICKS)?;
-        m.arm(u * 3 + MSG_IDLE, IDLE_TICKS)?;
-    }
-    m.ops = 0;
+    let mut m = Messages::new(kind, way, units, opts)?;
     let budget = mixed_budget(units, ticks, opts);
     let began = Instant::now();
     for t in 0..ticks {
-        m.t.tick();
-        while let Some(id) = m.t.pop() {
-            m.fired(id)?;
-        }
+        m.step()?;
         if t.is_multiple_of(64) && began.elapsed() > budget {
             return Ok((m.ops as f64 / began.elapsed().as_secs_f64(), true));
         }
@@ -988,4 +1010,77 @@ fn main() -> ExitCode {
         eprintln!("wrote {}", path.display());
     }
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> Opts {
+        Opts {
+            quick: true,
+            csv: None,
+            budget: Duration::from_secs(1),
+            schemes: SchemeKind::ALL.to_vec(),
+            slots: 256,
+            seed: 7,
+        }
+    }
+
+    /// The messages workload for `ticks` ticks: its operations and the digest of what fired.
+    fn run(kind: SchemeKind, way: Way, ticks: u64) -> Result<(u64, u64), Error> {
+        let mut m = Messages::new(kind, way, 200, &opts())?;
+        for _ in 0..ticks {
+            m.step()?;
+        }
+        Ok((m.ops, m.digest))
+    }
+
+    #[test]
+    fn every_way_of_pushing_back_does_the_same_work() {
+        for kind in [SchemeKind::HashedUnsorted, SchemeKind::Hierarchical] {
+            let base = run(kind, Way::StopStart, 3000).unwrap();
+            assert!(base.0 > 3000 * 200 / 8, "{kind:?}: {base:?}: messages flow");
+            assert_eq!(run(kind, Way::Callout, 3000), Ok(base), "{kind:?}");
+            match run(kind, Way::Reschedule, 3000) {
+                Err(Error::Config) => eprintln!("{kind:?}: reschedule unsupported"),
+                other => assert_eq!(other, Ok(base), "{kind:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn idle_timers_stay_idle_while_messages_flow() {
+        let mut m = Messages::new(SchemeKind::Hierarchical, Way::StopStart, 200, &opts()).unwrap();
+        for _ in 0..3000 {
+            m.step().unwrap();
+        }
+        assert_eq!(m.went_idle, 0);
+        // A unit that hears nothing goes idle: with one unit, no message reaches another.
+        let mut m = Messages::new(SchemeKind::Hierarchical, Way::StopStart, 1, &opts()).unwrap();
+        // Its short timer (its only sender) silenced beyond the run.
+        let short = m.handles[MSG_SHORT as usize].take().unwrap();
+        m.handles[MSG_SHORT as usize] = Some(m.t.push_back(short, 5000, MSG_SHORT).unwrap());
+        for _ in 0..3000 {
+            m.step().unwrap();
+        }
+        assert!(m.went_idle > 0);
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+        let e = Cli::try_parse_from(["wheel-bench", "--schemes", "2,9"]).unwrap_err();
+        assert!(e.to_string().contains("'9' is not a scheme number"), "{e}");
+        let e = Cli::try_parse_from(["wheel-bench", "--slots", "100"]).unwrap_err();
+        assert!(e.to_string().contains("not a power of two"), "{e}");
+        let o =
+            Opts::new(Cli::try_parse_from(["wheel-bench", "--quick", "--schemes", "6,7"]).unwrap());
+        assert_eq!(
+            o.schemes,
+            [SchemeKind::HashedUnsorted, SchemeKind::Hierarchical]
+        );
+        assert_eq!(o.budget, Duration::from_millis(300));
+    }
 }
