@@ -663,45 +663,61 @@ fn tick_label(curve: &Curve) -> Option<&'static str> {
         .then(|| curve.name.split('-').next().unwrap_or(curve.name))
 }
 
-/// Per-tick bookkeeping with n callouts outstanding: TW_BENCH_TICK on the point's instance,
-/// `--repeats` times, each with its share of the ticks before a callout falls due.
-fn tick_point(ctx: &mut Ctx, label: &str, dev: &dyn Instance, n: u64) {
-    let seed = seed_for(ctx.setup.seed, label, n);
+/// `--repeats` rows of tick.csv for `curve` at n, each from `measure` (ns per tick and ticks,
+/// or `None` over the budget); a failed repeat ends them. A progress line with their spread.
+fn tick_rows(
+    ctx: &mut Ctx,
+    curve: &str,
+    n: u64,
+    what: &str,
+    mut measure: impl FnMut(&Ctx, u32) -> io::Result<Option<(f64, u64)>>,
+) {
     let mut values = Vec::new();
     for repeat in 0..ctx.setup.repeats {
-        let t0 = Instant::now();
-        let hold = Cell::new(None);
-        let budget = ctx.setup.budget / ctx.setup.repeats.max(1);
-        let r = expect_outstanding(dev, n).and_then(|_| {
-            let mut run = |k| bench(dev, TW_BENCH_TICK, 0, k, seed, &hold);
-            measure(&ctx.plans.tick, budget, &|| t0.elapsed(), &mut run)
-        });
-        let (ns_per_tick, ticks, note) = match r {
-            Ok(Outcome::Done(s)) => (Some(s.ns_per_op), s.iterations, String::new()),
-            Ok(Outcome::OverBudget) => (None, 0, STOPPED.to_string()),
+        let (ns_per_tick, ticks, note) = match measure(ctx, repeat) {
+            Ok(Some((v, ticks))) => (Some(v), ticks, String::new()),
+            Ok(None) => (None, 0, STOPPED.to_string()),
             Err(e) => {
                 ctx.res.errors += 1;
-                ctx.note(format!("{label} tick: n={n}: error: {e}"));
+                ctx.note(format!("{curve}: n={n}: error: {e}"));
                 (None, 0, format!("error: {e}"))
             }
         };
         values.extend(ns_per_tick);
-        let failed = ns_per_tick.is_none();
         ctx.res.tick.push(TickRow {
-            curve: label.into(),
+            curve: curve.into(),
             n,
             ns_per_tick,
             ticks,
             note,
             repeat,
         });
-        if failed {
+        if ns_per_tick.is_none() {
             break;
         }
     }
     if let Some(s) = Spread::of(values) {
-        eprintln!("fig9: {label} n={n}: {} ns per tick", spread_text(&s));
+        eprintln!("fig9: {curve} n={n}: {} ns per tick{what}", spread_text(&s));
     }
+}
+
+/// Per-tick bookkeeping with n callouts outstanding: TW_BENCH_TICK on the point's instance,
+/// `--repeats` times, each with its share of the ticks before a callout falls due.
+fn tick_point(ctx: &mut Ctx, label: &str, dev: &dyn Instance, n: u64) {
+    let seed = seed_for(ctx.setup.seed, label, n);
+    tick_rows(ctx, label, n, "", |ctx, _| {
+        let t0 = Instant::now();
+        let budget = ctx.setup.budget / ctx.setup.repeats.max(1);
+        expect_outstanding(dev, n)?;
+        let hold = Cell::new(None);
+        let mut run = |k| bench(dev, TW_BENCH_TICK, 0, k, seed, &hold);
+        Ok(
+            match measure(&ctx.plans.tick, budget, &|| t0.elapsed(), &mut run)? {
+                Outcome::Done(s) => Some((s.ns_per_op, s.iterations)),
+                Outcome::OverBudget => None,
+            },
+        )
+    });
 }
 
 /// The window of the turnover measure, in ticks: every callout is due within it.
@@ -715,38 +731,12 @@ const TURNOVER: u64 = 1 << 16;
 /// repeat, each on a fresh instance.
 fn turnover_point(ctx: &mut Ctx, label: &str, scheme: u32, n: u64) {
     let curve = format!("{label}-turnover");
-    let mut values = Vec::new();
-    for repeat in 0..ctx.setup.repeats {
+    let what = format!(" over a turnover of {TURNOVER} ticks");
+    tick_rows(ctx, &curve, n, &what, |ctx, repeat| {
         let seed = seed_for(ctx.setup.seed, &curve, n) ^ u64::from(repeat);
-        let r = turnover(ctx, scheme, n, seed);
-        let (ns_per_tick, note) = match r {
-            Ok(ns) => (Some(ns as f64 / TURNOVER as f64), String::new()),
-            Err(e) => {
-                ctx.res.errors += 1;
-                ctx.note(format!("{curve}: n={n}: error: {e}"));
-                (None, format!("error: {e}"))
-            }
-        };
-        values.extend(ns_per_tick);
-        let failed = ns_per_tick.is_none();
-        ctx.res.tick.push(TickRow {
-            curve: curve.clone(),
-            n,
-            ns_per_tick,
-            ticks: TURNOVER,
-            note,
-            repeat,
-        });
-        if failed {
-            break;
-        }
-    }
-    if let Some(s) = Spread::of(values) {
-        eprintln!(
-            "fig9: {curve} n={n}: {} ns per tick over a turnover of {TURNOVER} ticks",
-            spread_text(&s)
-        );
-    }
+        let ns = turnover(ctx, scheme, n, seed)?;
+        Ok(Some((ns as f64 / TURNOVER as f64, TURNOVER)))
+    });
 }
 
 /// One turnover on a fresh instance: the nanoseconds of its TURNOVER ticks.
