@@ -101,7 +101,7 @@ module! {
         },
         hold_work: u32 {
             default: 256,
-            description: "Most entries visited or moved under one hold of an instance's lock, with interrupts masked (16..=4096)",
+            description: "Most entries visited or moved under one hold of an instance's lock, with interrupts masked (64..=4096)",
         },
     },
 }
@@ -144,8 +144,8 @@ impl kernel::InPlaceModule for TimerWheelModule {
                 pr_err!("tick_us={} is outside 100..=1000000\n", tick_ns / 1000);
                 return Err(EINVAL);
             }
-            if !(16..=4096).contains(&hold_work()) {
-                pr_err!("hold_work={} is outside 16..=4096\n", hold_work());
+            if !(64..=4096).contains(&hold_work()) {
+                pr_err!("hold_work={} is outside 64..=4096\n", hold_work());
                 return Err(EINVAL);
             }
             LOADED.populate(Instant::now());

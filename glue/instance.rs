@@ -83,6 +83,12 @@ use crate::{
     },
 };
 
+/// The most one step of work can cost once started, so that a hold stops taking new steps
+/// this far below `hold_work` and still never exceeds it: a heap sift over 2^22 timers (22
+/// swaps) for a stop and again for a start, or one list or slot step of the others. Loops check
+/// the budget before each step and every step, once begun, runs to its end.
+pub(crate) const STEP_MARGIN: usize = 48;
+
 /// What an instance's clock shares with its file operations.
 #[pin_data]
 pub(crate) struct Core {
@@ -105,13 +111,14 @@ impl_has_hr_timer! {
 }
 
 impl Core {
-    /// Runs `f` under one hold of the state lock with a budget of `hold_work` entries, and
+    /// Runs `f` under one hold of the state lock with a budget of `hold_work` entries (less
+    /// [`STEP_MARGIN`], the most the last step may overshoot), and
     /// counts the hold in the statistics if it did work. Returns `f`'s result and the hold's
     /// duration in nanoseconds.
     pub(crate) fn hold_timed<R>(&self, f: impl FnOnce(&mut State, &mut Work) -> R) -> (R, u64) {
         let mut st = self.state.lock();
         let start = Instant::<Monotonic>::now();
-        let mut work = Work::new(self.hold_work);
+        let mut work = Work::new(self.hold_work - STEP_MARGIN);
         let r = f(&mut st, &mut work);
         let ns = start.elapsed().as_nanos().max(0) as u64;
         if work.done() > 0 {

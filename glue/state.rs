@@ -122,6 +122,9 @@ pub(crate) struct State {
     tick_work: u64,
     /// Ticks the clock stopped on (expiry processing ran); the rest were skipped.
     stops: u64,
+    /// The scheme ran out of work in the middle of a tick: it must finish it before that
+    /// tick's expiries are processed.
+    mid_tick: bool,
     /// The tick the real clock's hrtimer is armed for, if it is.
     pub(crate) armed: Option<u64>,
     /// A real-clock catch-up ran out of work: the next period continues it.
@@ -137,6 +140,7 @@ impl State {
             tick_budget: 0,
             tick_work: 0,
             stops: 0,
+            mid_tick: false,
             armed: None,
             behind: false,
         }
@@ -330,6 +334,7 @@ impl State {
             tick_budget,
             tick_work,
             stops,
+            mid_tick,
             ..
         } = self
         else {
@@ -338,7 +343,7 @@ impl State {
         let mut delivered = false;
         loop {
             // The expiries of the tick the clock stands on, within the per-tick budget.
-            while *tick_budget > 0 && callouts.scheme().queued() > 0 {
+            while !*mid_tick && *tick_budget > 0 && callouts.scheme().queued() > 0 {
                 if work.is_spent() {
                     return (false, delivered);
                 }
@@ -348,6 +353,7 @@ impl State {
                 work.spend(1);
                 *tick_budget -= 1;
                 *tick_work += 1;
+                stats.max_tick_work = stats.max_tick_work.max(*tick_work);
                 let now = callouts.scheme().now();
                 let at = match real {
                     Some(real) if (real.wrapping_sub(now) as i64) > 0 => real,
@@ -356,7 +362,7 @@ impl State {
                 delivered |= record(ring, stats, &fired, at);
             }
             let now = callouts.scheme().now();
-            if now == target {
+            if now == target && !*mid_tick {
                 return (true, delivered);
             }
             if work.is_spent() {
@@ -364,17 +370,22 @@ impl State {
             }
             // Carried expiries, or the paper's periodic tick: one tick at a time.
             let left = callouts.scheme().queued();
-            let step = if clock == wheel::Clock::Periodic || left > 0 {
+            let step = if *mid_tick {
+                // Finish the tick the scheme stands in.
+                now
+            } else if clock == wheel::Clock::Periodic || left > 0 {
                 now.wrapping_add(1)
             } else {
                 target
             };
-            match callouts.advance(step, clock, work) {
+            let r = callouts.advance(step, clock, work);
+            *mid_tick = r == Advanced::OutOfWork
+                && callouts.scheme().next_work() == Some(callouts.scheme().now());
+            match r {
                 Advanced::OutOfWork => return (false, delivered),
                 Advanced::Reached | Advanced::Due => {
                     // The clock stands on a new tick: its budget starts afresh.
                     stats.carried += left as u64;
-                    stats.max_tick_work = stats.max_tick_work.max(*tick_work);
                     *tick_work = 0;
                     *tick_budget = params.budget;
                     *stops += 1;
@@ -406,8 +417,10 @@ impl State {
             s.outstanding = scheme.len() as u64;
             s.queued = scheme.queued() as u64;
             s.now = scheme.now();
-            s.ticks = scheme.now().wrapping_sub(c.params.wheel.start);
-            s.skipped = s.ticks.saturating_sub(self.stops);
+            // Ticks the clock stood on (bookkeeping and expiry ran), and those it skipped.
+            let elapsed = scheme.now().wrapping_sub(c.params.wheel.start);
+            s.ticks = self.stops.min(elapsed);
+            s.skipped = elapsed - s.ticks;
             s.memory_bytes = (c.callouts.memory_bytes() + self.ring.memory_bytes()) as u64;
         }
         s.ring_used = self.ring.len() as u64;
@@ -495,7 +508,8 @@ mod tests {
             let s = st.snapshot();
             assert_eq!(s.fired, 1);
             assert_eq!(s.lateness[0], 1);
-            assert_eq!(s.ticks, 100);
+            assert_eq!(s.ticks + s.skipped, 100);
+            assert!(s.skipped > 0);
             assert_eq!(st.ring.len(), 1);
         }
     }
