@@ -539,3 +539,27 @@ fn ranged_arms_fire_inside_their_range() {
         assert_eq!(fired, [(b, db), (a, da)], "{name}");
     }
 }
+
+#[test]
+fn memory_per_callout_at_a_million() {
+    let n = 1_000_000;
+    for kind in [SchemeKind::HashedUnsorted, SchemeKind::Hierarchical] {
+        let config = wheel::Config {
+            capacity: n,
+            slots: 4096,
+            start: 0,
+        };
+        let both = Callouts::<HostStorage>::new(kind, &config).unwrap();
+        let handles = Callouts::<HostStorage>::with_handles_only(kind, &config).unwrap();
+        // Hundredths of a byte per callout.
+        let per = |c: &Callouts<HostStorage>| c.memory_bytes() * 100 / n as usize;
+        let (both, handles) = (per(&both), per(&handles));
+        eprintln!(
+            "{}: {both} / {handles} hundredths of a byte per callout",
+            kind.name()
+        );
+        assert!(both <= 64 * 100, "{}: {both}", kind.name());
+        // The entry, 32 bytes, and the wheel's slot tables spread over a million.
+        assert!(handles <= 32 * 100 + 10, "{}: {handles}", kind.name());
+    }
+}

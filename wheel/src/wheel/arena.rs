@@ -46,8 +46,6 @@ pub struct Entry {
     pub id: u64,
     /// The absolute tick the timer is due on.
     pub deadline: u64,
-    /// A word for the scheme: the differential time (scheme 2), the heap position (scheme 3).
-    pub aux: u64,
     /// Previous entry on the same list, or [`NIL`].
     pub prev: u32,
     /// Next entry on the same list (or on the free list), or [`NIL`].
@@ -142,7 +140,6 @@ impl<S: Storage> Arena<S> {
         let entries = S::alloc(cap as usize, |i| Entry {
             id: 0,
             deadline: 0,
-            aux: 0,
             prev: NIL,
             next: if i + 1 < cap as usize {
                 i as u32 + 1
@@ -270,7 +267,6 @@ impl<S: Storage> Arena<S> {
         self.free = e.next;
         e.id = id;
         e.deadline = deadline;
-        e.aux = 0;
         e.prev = NIL;
         e.next = NIL;
         // Not free, not queued: the scheme links it and sets its tag next.
@@ -290,6 +286,14 @@ impl<S: Storage> Arena<S> {
         match self.entries.get(idx as usize) {
             Some(e) if e.list() != FREE && e.generation() == handle.generation() => Ok(idx),
             _ => Err(Error::Stale),
+        }
+    }
+
+    /// The handle of entry `idx`, if it is in use.
+    pub fn outstanding(&self, idx: u32) -> Option<Handle> {
+        match self.entries.get(idx as usize) {
+            Some(e) if e.list() != FREE => Some(self.handle(idx)),
+            _ => None,
         }
     }
 
@@ -441,21 +445,6 @@ impl<S: Storage> Arena<S> {
 }
 
 #[cfg(test)]
-impl<S: Storage> Arena<S> {
-    /// The `aux` words of the entries on `list`, head first: what tests read of a scheme's
-    /// per-entry state (ticks left, differential times).
-    pub(super) fn auxes(&self, list: &List) -> std::vec::Vec<u64> {
-        let mut out = std::vec::Vec::new();
-        let mut at = list.head;
-        while at != NIL {
-            out.push(self.entry(at).aux);
-            at = self.next(at);
-        }
-        out
-    }
-}
-
-#[cfg(test)]
 mod tests {
     use super::*;
     use crate::HostStorage;
@@ -467,6 +456,11 @@ mod tests {
             start: 0,
         })
         .unwrap()
+    }
+
+    #[test]
+    fn an_entry_is_four_words() {
+        assert_eq!(core::mem::size_of::<Entry>(), 32);
     }
 
     #[test]
@@ -493,7 +487,6 @@ mod tests {
         let mut e = Entry {
             id: 0,
             deadline: 0,
-            aux: 0,
             prev: NIL,
             next: NIL,
             tag: (GENERATION_MASK << TAG_BITS) | 5,

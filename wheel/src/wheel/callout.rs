@@ -24,12 +24,16 @@
 //!
 //! # Structure
 //!
-//! The scheme owns the timers. Beside it sit two tables allocated once, in [`Callouts::new`]:
+//! The scheme owns the timers, and keeps each one's cookie (or `func`) as its request id and
+//! its deadline. Beside it sit two tables allocated once, in [`Callouts::new`]:
 //!
-//! - one `Slot` per arena index (a handle's [`Handle::index`]) saying what the callout there
-//!   is — an [`Origin`] — and, for a legacy callout, its links on a hash chain;
+//! - one `Slot` per arena index (a handle's [`Handle::index`]): for a legacy callout, its
+//!   `(func, arg)` and its links on a hash chain; for one armed by `setcallout`, a mark;
 //! - the hash buckets: a power of two at least the capacity, each the first index of a chain
 //!   linked through the slots, so the load factor stays at most one.
+//!
+//! A caller using handles alone does without both ([`Callouts::with_handles_only`]): the
+//! whole facility is then the scheme's own storage.
 //!
 //! | routine         | cost                                                               |
 //! |-----------------|--------------------------------------------------------------------|
@@ -94,73 +98,36 @@ pub struct Fired {
     pub deadline: u64,
 }
 
-/// What the callout at one arena index is. Meaningful only while that index is outstanding.
-///
-/// The [`Origin`] is stored flattened — two words, and a flag in the top bit of the generation
-/// word (generations are 40 bits) — which keeps a slot at 32 bytes. The deadline is the
-/// scheme's to keep ([`Scheme::deadline`]).
+/// What the legacy callout at one arena index is, and its links on its hash chain. Meaningful
+/// only while that index is outstanding; a callout armed with `setcallout` has nothing here but
+/// the mark [`NOT_LEGACY`] (its cookie is the scheme's request id).
 #[derive(Clone, Copy, Debug)]
 struct Slot {
-    /// `cookie`, or `func`.
-    a: u64,
-    /// `arg`; unused for a callout.
-    b: u64,
-    /// The generation of the handle it was armed with, to rebuild that handle; bit 63 set if
-    /// it was armed with `timeout` and so sits on a hash chain.
-    word: u64,
-    /// Previous index on the hash chain, or [`NIL`]; only for legacy callouts.
+    func: u64,
+    arg: u64,
+    /// Previous index on the hash chain, or [`NIL`]; [`NOT_LEGACY`] for a `setcallout` one.
     prev: u32,
-    /// Next index on the hash chain, or [`NIL`]; only for legacy callouts.
+    /// Next index on the hash chain, or [`NIL`].
     next: u32,
 }
 
-/// The legacy flag in `Slot::word`.
-const LEGACY: u64 = 1 << 63;
+/// `Slot::prev` of a callout armed with `setcallout`, on no chain.
+const NOT_LEGACY: u32 = u32::MAX - 1;
 
 impl Slot {
     const EMPTY: Slot = Slot {
-        a: 0,
-        b: 0,
-        word: 0,
-        prev: NIL,
+        func: 0,
+        arg: 0,
+        prev: NOT_LEGACY,
         next: NIL,
     };
 
-    fn new(origin: Origin, generation: u64) -> Slot {
-        let (a, b, flag) = match origin {
-            Origin::Callout { cookie } => (cookie, 0, 0),
-            Origin::Legacy { func, arg } => (func, arg, LEGACY),
-        };
-        Slot {
-            a,
-            b,
-            word: generation | flag,
-            prev: NIL,
-            next: NIL,
-        }
-    }
-
-    fn generation(&self) -> u64 {
-        self.word & !LEGACY
-    }
-
     fn legacy(&self) -> bool {
-        self.word & LEGACY != 0
-    }
-
-    fn origin(&self) -> Origin {
-        if self.legacy() {
-            Origin::Legacy {
-                func: self.a,
-                arg: self.b,
-            }
-        } else {
-            Origin::Callout { cookie: self.a }
-        }
+        self.prev != NOT_LEGACY
     }
 
     fn is(&self, func: u64, arg: u64) -> bool {
-        self.legacy() && self.a == func && self.b == arg
+        self.legacy() && self.func == func && self.arg == arg
     }
 }
 
@@ -184,10 +151,11 @@ fn distance(deadline: u64, now: u64) -> i64 {
 ///
 /// # Invariants
 ///
-/// - For every outstanding handle `h` of `scheme`, `slots[h.index()]` describes it: its
-///   generation is `h.generation()`.
-/// - A slot is on the chain of bucket `hash(func, arg) & mask` exactly when it is outstanding
-///   and legacy; `prev`/`next` link that chain both ways.
+/// - The scheme's request id of an outstanding callout is its cookie, or its `func`.
+/// - For every outstanding index, `slots[index]` is a legacy callout's `(func, arg)` and
+///   links, or is marked `NOT_LEGACY`; a slot is on the chain of bucket `hash(func, arg) &
+///   mask` exactly when it is outstanding and legacy, `prev`/`next` linking that chain both
+///   ways. With `setcallout` alone ([`Callouts::with_handles_only`]) both tables are empty.
 pub struct Callouts<S: Storage> {
     scheme: AnyScheme<S>,
     slots: S::Buf<Slot>,
@@ -212,6 +180,23 @@ impl<S: Storage> Callouts<S> {
         })
     }
 
+    /// A callout facility for the new interface alone: no hash table, no side table, nothing
+    /// beyond the scheme's own storage. `timeout` fails with [`Error::Config`]; `untimeout`
+    /// finds nothing.
+    pub fn with_handles_only(kind: SchemeKind, config: &Config) -> Result<Self, Error> {
+        Ok(Callouts {
+            scheme: AnyScheme::new(kind, config)?,
+            slots: S::alloc(0, |_| Slot::EMPTY)?,
+            buckets: S::alloc(1, |_| NIL)?,
+            mask: 0,
+        })
+    }
+
+    /// Whether `timeout` is available (see [`Callouts::with_handles_only`]).
+    fn has_legacy(&self) -> bool {
+        !self.slots.is_empty()
+    }
+
     /// The new interface: `cookie` comes back in a [`Fired`] `ticks` ticks from now, unless the
     /// returned handle is given to [`Callouts::unsetcallout`] first.
     pub fn setcallout(&mut self, ticks: u64, cookie: u64) -> Result<Handle, Error> {
@@ -227,14 +212,18 @@ impl<S: Storage> Callouts<S> {
         cookie: u64,
         work: &mut Work,
     ) -> Result<Handle, Error> {
-        self.arm(earliest, latest, Origin::Callout { cookie }, work)
+        let handle = self.scheme.start_range(earliest, latest, cookie, work)?;
+        if self.has_legacy() {
+            self.slots[handle.index() as usize].prev = NOT_LEGACY;
+        }
+        Ok(handle)
     }
 
     /// Cancels the callout `handle` names — from either interface — and says what it was.
     /// Fails with [`Error::Stale`], changing nothing, if it fired or was cancelled.
     pub fn unsetcallout(&mut self, handle: Handle) -> Result<Origin, Error> {
-        self.scheme.stop(handle)?;
-        Ok(self.forget(handle.index()))
+        let id = self.scheme.stop(handle)?;
+        Ok(self.forget(handle.index(), id))
     }
 
     /// The old interface: `func(arg)` is due `ticks` ticks from now. The handle may be ignored;
@@ -253,7 +242,10 @@ impl<S: Storage> Callouts<S> {
         latest: u64,
         work: &mut Work,
     ) -> Result<Handle, Error> {
-        let handle = self.arm(earliest, latest, Origin::Legacy { func, arg }, work)?;
+        if !self.has_legacy() {
+            return Err(Error::Config);
+        }
+        let handle = self.scheme.start_range(earliest, latest, func, work)?;
         self.link(handle.index(), func, arg);
         Ok(handle)
     }
@@ -262,11 +254,10 @@ impl<S: Storage> Callouts<S> {
     /// due first, and of those due on the same tick the one armed first. Fails with
     /// [`Error::NotFound`] if there is none.
     pub fn untimeout(&mut self, func: u64, arg: u64) -> Result<(), Error> {
-        let idx = self.find(func, arg).ok_or(Error::NotFound)?;
-        let handle = Handle::new(idx, self.slots[idx as usize].generation());
+        let (idx, handle) = self.find(func, arg).ok_or(Error::NotFound)?;
         // Cannot fail: every slot on a chain is outstanding under this very handle.
-        self.scheme.stop(handle)?;
-        self.forget(idx);
+        let id = self.scheme.stop(handle)?;
+        self.forget(idx, id);
         Ok(())
     }
 
@@ -290,8 +281,8 @@ impl<S: Storage> Callouts<S> {
 
     /// What the outstanding callout `handle` is, or `None` if it is stale.
     pub fn origin(&self, handle: Handle) -> Option<Origin> {
-        self.scheme.deadline(handle)?;
-        Some(self.slots[handle.index() as usize].origin())
+        let id = self.scheme.id(handle)?;
+        Some(self.origin_at(handle.index(), id))
     }
 
     /// Advances the clock one tick; returns how many callouts became due.
@@ -323,15 +314,9 @@ impl<S: Storage> Callouts<S> {
     /// callouts before the next pop).
     pub fn pop_expired(&mut self) -> Option<Fired> {
         let expired = self.scheme.pop_expired()?;
-        let idx = expired.handle.index();
-        let slot = &self.slots[idx as usize];
-        debug_assert!(
-            slot.generation() == expired.handle.generation(),
-            "side table out of step: {slot:?} for {expired:?}"
-        );
         Some(Fired {
             handle: expired.handle,
-            origin: self.forget(idx),
+            origin: self.forget(expired.handle.index(), expired.id),
             deadline: expired.deadline,
         })
     }
@@ -348,31 +333,25 @@ impl<S: Storage> Callouts<S> {
             + self.buckets.len() * core::mem::size_of::<u32>()
     }
 
-    /// Starts a timer and records what it is. On failure nothing is recorded.
-    fn arm(
-        &mut self,
-        earliest: u64,
-        latest: u64,
-        origin: Origin,
-        work: &mut Work,
-    ) -> Result<Handle, Error> {
-        let id = match origin {
-            Origin::Callout { cookie } => cookie,
-            Origin::Legacy { func, .. } => func,
-        };
-        let handle = self.scheme.start_range(earliest, latest, id, work)?;
-        self.slots[handle.index() as usize] = Slot::new(origin, handle.generation());
-        Ok(handle)
+    /// What the outstanding callout at `idx`, of request id `id`, is.
+    fn origin_at(&self, idx: u32, id: u64) -> Origin {
+        match self.slots.get(idx as usize) {
+            Some(slot) if slot.legacy() => Origin::Legacy {
+                func: slot.func,
+                arg: slot.arg,
+            },
+            _ => Origin::Callout { cookie: id },
+        }
     }
 
-    /// Says what the callout at `idx`, just stopped or popped, was, and takes a legacy one off
-    /// its chain.
-    fn forget(&mut self, idx: u32) -> Origin {
-        let slot = self.slots[idx as usize];
-        if slot.legacy() {
+    /// Says what the callout at `idx`, of request id `id`, just stopped or popped, was, and
+    /// takes a legacy one off its chain.
+    fn forget(&mut self, idx: u32, id: u64) -> Origin {
+        let origin = self.origin_at(idx, id);
+        if let Origin::Legacy { .. } = origin {
             self.unlink(idx);
         }
-        slot.origin()
+        origin
     }
 
     fn bucket(&self, func: u64, arg: u64) -> usize {
@@ -386,19 +365,25 @@ impl<S: Storage> Callouts<S> {
         if head != NIL {
             self.slots[head as usize].prev = idx;
         }
-        let slot = &mut self.slots[idx as usize];
-        slot.prev = NIL;
-        slot.next = head;
+        self.slots[idx as usize] = Slot {
+            func,
+            arg,
+            prev: NIL,
+            next: head,
+        };
         self.buckets[b] = idx;
     }
 
-    /// Takes slot `idx` off its chain.
+    /// Takes slot `idx` off its chain, marking it as on none.
     fn unlink(&mut self, idx: u32) {
         let Slot {
-            a, b, prev, next, ..
+            func,
+            arg,
+            prev,
+            next,
         } = self.slots[idx as usize];
         if prev == NIL {
-            let bucket = self.bucket(a, b);
+            let bucket = self.bucket(func, arg);
             self.buckets[bucket] = next;
         } else {
             self.slots[prev as usize].next = next;
@@ -406,33 +391,33 @@ impl<S: Storage> Callouts<S> {
         if next != NIL {
             self.slots[next as usize].prev = prev;
         }
-        let slot = &mut self.slots[idx as usize];
-        slot.prev = NIL;
-        slot.next = NIL;
+        self.slots[idx as usize] = Slot::EMPTY;
     }
 
-    /// The callout `untimeout(func, arg)` cancels, if any. Chains run newest first, so a later
-    /// match with an equal deadline is an older one and wins the tie.
-    fn find(&self, func: u64, arg: u64) -> Option<u32> {
+    /// The callout `untimeout(func, arg)` cancels, if any, with its handle. Chains run newest
+    /// first, so a later match with an equal deadline is an older one and wins the tie.
+    fn find(&self, func: u64, arg: u64) -> Option<(u32, Handle)> {
+        if !self.has_legacy() {
+            return None;
+        }
         let now = self.scheme.now();
-        let mut best: Option<(i64, u32)> = None;
+        let mut best: Option<(i64, u32, Handle)> = None;
         let mut at = self.buckets[self.bucket(func, arg)];
         while at != NIL {
             let slot = &self.slots[at as usize];
             if slot.is(func, arg) {
-                let handle = Handle::new(at, slot.generation());
                 // Every slot on a chain is outstanding.
-                let deadline = self.scheme.deadline(handle).unwrap_or(now);
-                let d = distance(deadline, now);
+                let handle = self.scheme.handle_at(at)?;
+                let d = distance(self.scheme.deadline(handle)?, now);
                 // Ties go to the later match: the older callout.
                 match best {
-                    Some((bd, _)) if d > bd => {}
-                    _ => best = Some((d, at)),
+                    Some((bd, _, _)) if d > bd => {}
+                    _ => best = Some((d, at, handle)),
                 }
             }
             at = slot.next;
         }
-        best.map(|(_, idx)| idx)
+        best.map(|(_, idx, handle)| (idx, handle))
     }
 }
 
@@ -614,10 +599,18 @@ mod tests {
     #[test]
     fn memory_counts_side_tables() {
         let c = callouts(100, 0);
-        assert_eq!(core::mem::size_of::<Slot>(), 32);
+        assert_eq!(core::mem::size_of::<Slot>(), 24);
         assert_eq!(
             c.memory_bytes(),
-            c.scheme().memory_bytes() + 100 * 32 + 128 * 4
+            c.scheme().memory_bytes() + 100 * 24 + 128 * 4
         );
+        let config = Config {
+            capacity: 100,
+            slots: 256,
+            start: 0,
+        };
+        let h = Callouts::<HostStorage>::with_handles_only(SchemeKind::HashedUnsorted, &config)
+            .unwrap();
+        assert_eq!(h.memory_bytes(), h.scheme().memory_bytes() + 4);
     }
 }

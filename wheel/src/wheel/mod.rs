@@ -260,6 +260,15 @@ macro_rules! arena_delegates {
             let idx = self.$arena.resolve(handle).ok()?;
             Some(self.$arena.entry(idx).deadline)
         }
+
+        fn id(&self, handle: super::Handle) -> Option<u64> {
+            let idx = self.$arena.resolve(handle).ok()?;
+            Some(self.$arena.entry(idx).id)
+        }
+
+        fn handle_at(&self, index: u32) -> Option<super::Handle> {
+            self.$arena.outstanding(index)
+        }
     };
 }
 
@@ -632,6 +641,13 @@ pub trait Scheme {
     /// The deadline of the outstanding (pending, placing or queued) timer `handle`, or `None`
     /// if the handle is stale.
     fn deadline(&self, handle: Handle) -> Option<u64>;
+
+    /// The request id of the outstanding timer `handle`, or `None` if the handle is stale.
+    fn id(&self, handle: Handle) -> Option<u64>;
+
+    /// The handle of the outstanding timer at arena index `index` ([`Handle::index`]), if
+    /// there is one.
+    fn handle_at(&self, index: u32) -> Option<Handle>;
 }
 
 /// Any scheme, chosen at run time; dispatches statically.
@@ -748,5 +764,11 @@ impl<S: Storage> Scheme for AnyScheme<S> {
     }
     fn deadline(&self, handle: Handle) -> Option<u64> {
         dispatch!(self, s => s.deadline(handle))
+    }
+    fn id(&self, handle: Handle) -> Option<u64> {
+        dispatch!(self, s => s.id(handle))
+    }
+    fn handle_at(&self, index: u32) -> Option<Handle> {
+        dispatch!(self, s => s.handle_at(index))
     }
 }

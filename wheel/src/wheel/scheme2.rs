@@ -49,21 +49,26 @@ struct Placing {
 ///
 /// # Invariants
 ///
-/// - For the entries on `list` in order, `aux` of the first is its deadline minus `now`, and
-///   `aux` of each other is its deadline minus its predecessor's: deltas are never negative.
+/// - For the entries on `list` in order, `delta` of the first is its deadline minus `now`, and
+///   `delta` of each other is its deadline minus its predecessor's: deltas are never negative.
 /// - While `placing` is set, every entry before its cursor is due no later than it.
 pub struct OrderedList<S: Storage> {
     arena: Arena<S>,
     list: List,
+    /// Each entry's differential time, by arena index.
+    delta: S::Buf<u64>,
     placing: Option<Placing>,
 }
 
 impl<S: Storage> OrderedList<S> {
     /// An empty list for `config.capacity` timers.
     pub fn new(config: &Config) -> Result<Self, Error> {
+        let arena = Arena::new(config)?;
+        let delta = S::alloc(arena.capacity(), |_| 0)?;
         Ok(OrderedList {
-            arena: Arena::new(config)?,
+            arena,
             list: List::EMPTY,
+            delta,
             placing: None,
         })
     }
@@ -121,10 +126,10 @@ impl<S: Storage> OrderedList<S> {
             _ => self.arena.entry(prev).deadline,
         };
         // INVARIANT: the new entry is relative to its predecessor, its successor to it.
-        self.arena.entry_mut(idx).aux = deadline.wrapping_sub(before);
+        self.delta[idx as usize] = deadline.wrapping_sub(before);
         if at != NIL {
             let after = self.arena.entry(at).deadline;
-            self.arena.entry_mut(at).aux = after.wrapping_sub(deadline);
+            self.delta[at as usize] = after.wrapping_sub(deadline);
         }
         self.arena.insert_before(&mut self.list, ORDERED, at, idx);
     }
@@ -141,8 +146,7 @@ impl<S: Storage> OrderedList<S> {
         }
         let next = self.arena.next(idx);
         if next != NIL {
-            let delta = self.arena.entry(idx).aux;
-            self.arena.entry_mut(next).aux += delta;
+            self.delta[next as usize] += self.delta[idx as usize];
         }
         self.arena.unlink(&mut self.list, idx);
     }
@@ -166,7 +170,7 @@ impl<S: Storage> OrderedList<S> {
         let head = self.list.head;
         if head != NIL {
             // INVARIANT: the head is relative to the new now; no tick entered is after it.
-            self.arena.entry_mut(head).aux -= elapsed;
+            self.delta[head as usize] -= elapsed;
         }
     }
 
@@ -182,7 +186,7 @@ impl<S: Storage> OrderedList<S> {
         let mut first = true;
         loop {
             let head = self.list.head;
-            if head == NIL || self.arena.entry(head).aux != 0 {
+            if head == NIL || self.delta[head as usize] != 0 {
                 break;
             }
             if work.is_spent() && !first {
@@ -227,7 +231,7 @@ impl<S: Storage> Scheme for OrderedList<S> {
     }
 
     fn memory_bytes(&self) -> usize {
-        self.arena.memory_bytes()
+        self.arena.memory_bytes() + self.delta.len() * core::mem::size_of::<u64>()
     }
 
     fn kind(&self) -> SchemeKind {
@@ -262,7 +266,13 @@ mod tests {
     }
 
     fn deltas(l: &OrderedList<HostStorage>) -> Vec<u64> {
-        l.arena.auxes(&l.list)
+        let mut out = Vec::new();
+        let mut at = l.list.head;
+        while at != NIL {
+            out.push(l.delta[at as usize]);
+            at = l.arena.next(at);
+        }
+        out
     }
 
     #[test]
@@ -294,7 +304,8 @@ mod tests {
         let mut at = l.list.head;
         while at != NIL {
             let e = l.arena.entry(at);
-            assert_eq!(e.aux, e.deadline.wrapping_sub(before), "entry {at}");
+            let delta = l.delta[at as usize];
+            assert_eq!(delta, e.deadline.wrapping_sub(before), "entry {at}");
             before = e.deadline;
             at = e.next;
         }

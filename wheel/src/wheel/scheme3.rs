@@ -9,7 +9,7 @@
 //! between 1 and `MAX_INTERVAL - 1` ticks away and a tick takes one from each, so advancing the
 //! clock never reorders the heap: only the root's key is ever looked at.
 //!
-//! Each entry remembers its position in the heap (`Entry::aux`), which the paper's Scheme 2
+//! Each entry's position in the heap is remembered (`Heap::pos`), which the paper's Scheme 2
 //! remark ("STOPTIMER can use this pointer") turns into an O(log n) stop instead of a search.
 //! The heap's array is allocated at creation, one slot per arena entry.
 //!
@@ -43,12 +43,14 @@ fn child(pos: usize) -> usize {
 ///
 /// # Invariants
 ///
-/// - `heap[..len]` holds exactly the pending entries; `aux` of the entry at `heap[p]` is `p`.
+/// - `heap[..len]` holds exactly the pending entries; `pos` of the entry at `heap[p]` is `p`.
 /// - Heap order: for every `p > 0`, the key of `heap[parent(p)]` is at most that of `heap[p]`,
 ///   where an entry's key is its deadline minus `now`, modulo 2^64, and is at least 1.
 pub struct Heap<S: Storage> {
     arena: Arena<S>,
     heap: S::Buf<u32>,
+    /// The heap position of each pending entry, by arena index.
+    pos: S::Buf<u32>,
     len: usize,
     /// Swaps done so far: the work of the sifts.
     swaps: usize,
@@ -59,9 +61,11 @@ impl<S: Storage> Heap<S> {
     pub fn new(config: &Config) -> Result<Self, Error> {
         let arena = Arena::new(config)?;
         let heap = S::alloc(arena.capacity(), |_| 0)?;
+        let pos = S::alloc(arena.capacity(), |_| 0)?;
         Ok(Heap {
             arena,
             heap,
+            pos,
             len: 0,
             swaps: 0,
         })
@@ -75,9 +79,9 @@ impl<S: Storage> Heap<S> {
 
     /// Puts entry `idx` at heap position `pos`.
     fn set(&mut self, pos: usize, idx: u32) {
-        // INVARIANT: the entry's `aux` follows it.
+        // INVARIANT: the entry's `pos` follows it.
         self.heap[pos] = idx;
-        self.arena.entry_mut(idx).aux = pos as u64;
+        self.pos[idx as usize] = pos as u32;
     }
 
     /// Swaps the entries at heap positions `a` and `b`.
@@ -159,14 +163,14 @@ impl<S: Storage> Heap<S> {
     }
 
     fn unlink(&mut self, idx: u32) {
-        let pos = self.arena.entry(idx).aux as usize;
+        let pos = self.pos[idx as usize] as usize;
         debug_assert_eq!(self.heap[pos], idx, "heap position of entry {idx} is stale");
         self.remove(pos);
     }
 
     fn retime(&mut self, idx: u32, deadline: u64) -> bool {
         self.arena.entry_mut(idx).deadline = deadline;
-        let pos = self.arena.entry(idx).aux as usize;
+        let pos = self.pos[idx as usize] as usize;
         if self.sift_up(pos) == pos {
             self.sift_down(pos);
         }
@@ -222,7 +226,7 @@ impl<S: Storage> Scheme for Heap<S> {
     }
 
     fn memory_bytes(&self) -> usize {
-        self.arena.memory_bytes() + self.heap.len() * core::mem::size_of::<u32>()
+        self.arena.memory_bytes() + 2 * self.heap.len() * core::mem::size_of::<u32>()
     }
 
     fn kind(&self) -> SchemeKind {
@@ -249,11 +253,7 @@ mod tests {
     /// Checks the type invariants.
     fn assert_heap(h: &Heap<HostStorage>) {
         for pos in 0..h.len {
-            assert_eq!(
-                h.arena.entry(h.heap[pos]).aux,
-                pos as u64,
-                "position of {pos}"
-            );
+            assert_eq!(h.pos[h.heap[pos] as usize], pos as u32, "position of {pos}");
             assert!(h.key(pos) >= 1, "entry at {pos} overdue");
             if pos > 0 {
                 assert!(h.key(parent(pos)) <= h.key(pos), "heap order at {pos}");
