@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The occupancy bitmap of the wheels with one list per slot (schemes 4, 5 and 6): one bit per
+//! The occupancy bitmap of the wheels (schemes 4 to 7): one bit per
 //! slot, set while the slot's list is not empty — the "busy" marks of the paper's Appendix A.
 //!
 //! It costs a bit per slot (1/64 of the list heads) and one bit operation when a list becomes
 //! empty or non-empty, and lets a scheme find its next busy slot 64 slots at a time, which is
-//! what their `next_expiry` needs. Scheme 7 keeps its own, one `u64` per 64-slot level.
+//! what their `next_expiry` needs. Scheme 7 reads it a word at a time: one word per 64-slot
+//! level. The wheels keep it in step with their lists through `slots.rs`.
 
 use super::{Error, Storage};
 
@@ -74,6 +75,11 @@ impl<S: Storage> Occupancy<S> {
             }
         }
         None
+    }
+
+    /// Word `w` of the bitmap: bits `64 w .. 64 w + 64`.
+    pub(super) fn word(&self, w: usize) -> u64 {
+        self.words[w]
     }
 
     /// Bytes allocated for the bitmap.

@@ -91,7 +91,8 @@
 //! All of them keep their timers in one [`arena::Arena`] of fixed capacity and link them into
 //! intrusive doubly-linked lists by index, so that a handle finds its entry, and unlinks it, in
 //! O(1); the arena also holds the clock, each timer's absolute deadline and the due queue.
-//! Schemes 4 to 6 mark their busy slots in the occupancy bitmap of `bitmap.rs`. The legacy BSD
+//! The wheels (schemes 4 to 7) keep their slot lists, and the occupancy bitmap of `bitmap.rs`
+//! that marks the busy ones, in step through one slot layer, `slots.rs`. The legacy BSD
 //! interface, `timeout(func, arg, ticks)` / `untimeout(func, arg)`, sits on top of any scheme
 //! in `callout.rs`. `rng.rs` is the generator of randomized tests and workloads. Every
 //! scheme's unit tests also run it against the reference model of the host crate's
@@ -283,6 +284,7 @@ pub mod scheme4;
 pub mod scheme5;
 pub mod scheme6;
 pub mod scheme7;
+mod slots;
 
 use core::num::NonZeroU64;
 use core::ops::DerefMut;

@@ -42,14 +42,14 @@
 //! Beside the lists sits an `Occupancy` bitmap (`bitmap.rs`), one bit per slot set while its
 //! list is not empty: the "busy" marks of the paper's Appendix A. It costs a bit per slot (1/64
 //! of the list heads) and one bit operation when a list becomes empty or non-empty, and lets
-//! [`Scheme::next_expiry`] find the first busy slot 64 slots at a time. Schemes 5 and 6 use it
-//! too.
+//! [`Scheme::next_expiry`] find the first busy slot 64 slots at a time. Every wheel (schemes 4
+//! to 7) keeps its lists and their bits in step through the same slot layer, `slots.rs`.
 //!
 //! Timers with equal deadlines keep their start order (a new one goes at the tail of its slot;
 //! the paper puts it at the head, which is as cheap).
 
-use super::arena::{Arena, List, NIL};
-use super::bitmap::Occupancy;
+use super::arena::{Arena, NIL};
+use super::slots::Slots;
 use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
 
 /// `Entry::list` of an entry on a slot (which slot, its deadline says).
@@ -64,11 +64,9 @@ pub const MAX_SLOTS: u32 = 1 << 24;
 ///
 /// - An entry on `slots[s]` is due `(s - cursor) mod MaxInterval` ticks from now, a distance of
 ///   0 meaning a whole turn, `MaxInterval` (or, while the tick is half done, now itself).
-/// - `occupied` has bit `s` set exactly when `slots[s]` is not empty.
 pub struct BasicWheel<S: Storage> {
     arena: Arena<S>,
-    slots: S::Buf<List>,
-    occupied: Occupancy<S>,
+    slots: Slots<S>,
     cursor: u32,
 }
 
@@ -84,8 +82,7 @@ impl<S: Storage> BasicWheel<S> {
         }
         Ok(BasicWheel {
             arena: Arena::new(config)?,
-            slots: S::alloc(n as usize, |_| List::EMPTY)?,
-            occupied: Occupancy::new(n)?,
+            slots: Slots::new(n)?,
             // INVARIANT: every slot is empty, so any cursor will do.
             cursor: 0,
         })
@@ -93,7 +90,7 @@ impl<S: Storage> BasicWheel<S> {
 
     /// `MaxInterval`: the longest interval accepted, and the number of slots.
     fn max_interval(&self) -> u64 {
-        self.slots.len() as u64
+        u64::from(self.slots.len())
     }
 
     /// The slot `distance` ticks past the cursor, for a distance in `0..=MaxInterval`.
@@ -120,18 +117,12 @@ impl<S: Storage> BasicWheel<S> {
     fn file(&mut self, idx: u32, _work: &mut Work) {
         // INVARIANT: the slot is as far past the cursor as the deadline is past now.
         let slot = self.slot_of(idx);
-        self.arena
-            .push_back(&mut self.slots[slot as usize], SLOTTED, idx);
-        self.occupied.set(slot);
+        self.slots.push_back(&mut self.arena, slot, SLOTTED, idx);
     }
 
     fn unlink(&mut self, idx: u32) {
         let slot = self.slot_of(idx);
-        let list = &mut self.slots[slot as usize];
-        self.arena.unlink(list, idx);
-        if list.is_empty() {
-            self.occupied.clear(slot);
-        }
+        self.slots.unlink(&mut self.arena, slot, idx);
     }
 
     /// A slot holds one deadline: only the same deadline stays.
@@ -155,10 +146,10 @@ impl<S: Storage> BasicWheel<S> {
     /// a whole turn away, started since the tick began, which are at the back.
     fn run_tick(&mut self, work: &mut Work) -> bool {
         let now = self.arena.now();
-        let slot = self.cursor as usize;
+        let slot = self.cursor;
         let mut first = true;
         loop {
-            let head = self.slots[slot].head;
+            let head = self.slots.list(slot).head;
             if head == NIL || self.arena.entry(head).deadline != now {
                 break;
             }
@@ -167,11 +158,8 @@ impl<S: Storage> BasicWheel<S> {
             }
             first = false;
             work.spend(1);
-            self.arena.unlink(&mut self.slots[slot], head);
+            self.slots.unlink(&mut self.arena, slot, head);
             self.arena.queue(head);
-        }
-        if self.slots[slot].is_empty() {
-            self.occupied.clear(self.cursor);
         }
         true
     }
@@ -184,8 +172,8 @@ impl<S: Storage> BasicWheel<S> {
     fn earliest(&self) -> Option<u64> {
         // Distances grow from 1 just past the cursor to a whole turn on the cursor itself, so
         // the first busy slot from there on holds the earliest deadlines.
-        let slot = self.occupied.next_set(self.slot_after(1))?;
-        let head = self.slots[slot as usize].head;
+        let slot = self.slots.next_busy(self.slot_after(1))?;
+        let head = self.slots.list(slot).head;
         Some(self.arena.entry(head).deadline)
     }
 }
@@ -208,9 +196,7 @@ impl<S: Storage> Scheme for BasicWheel<S> {
     }
 
     fn memory_bytes(&self) -> usize {
-        self.arena.memory_bytes()
-            + self.slots.len() * core::mem::size_of::<List>()
-            + self.occupied.memory_bytes()
+        self.arena.memory_bytes() + self.slots.memory_bytes()
     }
 
     fn kind(&self) -> SchemeKind {
@@ -238,12 +224,8 @@ mod tests {
     fn check(w: &BasicWheel<HostStorage>) {
         let n = w.max_interval();
         for s in 0..n as u32 {
-            let list = w.slots[s as usize];
-            assert_eq!(
-                list.is_empty(),
-                w.occupied.next_set(s) != Some(s),
-                "slot {s}"
-            );
+            let list = *w.slots.list(s);
+            assert_eq!(list.is_empty(), w.slots.next_busy(s) != Some(s), "slot {s}");
             let distance = (u64::from(s) + n - u64::from(w.cursor)) % n;
             let distance = if distance == 0 { n } else { distance };
             let mut at = list.head;
@@ -385,7 +367,7 @@ mod tests {
         w.start(4, 2).unwrap();
         assert_eq!(w.start(2, 3), Err(Error::Full));
         assert_eq!(w.len(), 2);
-        assert!(w.slots[2].is_empty());
+        assert!(w.slots.list(2).is_empty());
         check(&w);
         w.tick();
         // Due but not popped still holds its entry.

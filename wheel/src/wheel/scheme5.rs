@@ -42,8 +42,8 @@
 //!
 //! Timers with equal deadlines keep their start order (a new one goes after its equals).
 
-use super::arena::{Arena, List, NIL};
-use super::bitmap::Occupancy;
+use super::arena::{Arena, NIL};
+use super::slots::Slots;
 use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
 
 /// `Entry::list` of an entry on a slot (which slot, its deadline says).
@@ -64,13 +64,11 @@ struct Placing {
 ///
 /// - An entry on `slots[s]` has `deadline & mask == s`.
 /// - Each slot's list is ordered by `deadline - now` (modulo 2^64), ties in start order.
-/// - `occupied` has bit `s` set exactly when `slots[s]` is not empty.
 /// - While `placing` is set, every entry of its slot before its cursor is due no later than
 ///   it.
 pub struct HashedSorted<S: Storage> {
     arena: Arena<S>,
-    slots: S::Buf<List>,
-    occupied: Occupancy<S>,
+    slots: Slots<S>,
     /// `M - 1`.
     mask: u64,
     placing: Option<Placing>,
@@ -88,8 +86,7 @@ impl<S: Storage> HashedSorted<S> {
         }
         Ok(HashedSorted {
             arena: Arena::new(config)?,
-            slots: S::alloc(m as usize, |_| List::EMPTY)?,
-            occupied: Occupancy::new(m)?,
+            slots: Slots::new(m)?,
             mask: u64::from(m) - 1,
             placing: None,
         })
@@ -115,7 +112,7 @@ impl<S: Storage> HashedSorted<S> {
         self.arena.set_placing(idx);
         self.placing = Some(Placing {
             idx,
-            at: self.slots[slot as usize].head,
+            at: self.slots.list(slot).head,
         });
         self.walk(work);
     }
@@ -139,9 +136,8 @@ impl<S: Storage> HashedSorted<S> {
         self.placing = None;
         // INVARIANT: after every entry due no later, before the first due later.
         let slot = self.slot_of(self.arena.entry(idx).deadline);
-        self.arena
-            .insert_before(&mut self.slots[slot as usize], SLOTTED, at, idx);
-        self.occupied.set(slot);
+        self.slots
+            .insert_before(&mut self.arena, slot, SLOTTED, at, idx);
         true
     }
 
@@ -156,11 +152,7 @@ impl<S: Storage> HashedSorted<S> {
             }
         }
         let slot = self.slot_of(self.arena.entry(idx).deadline);
-        let list = &mut self.slots[slot as usize];
-        self.arena.unlink(list, idx);
-        if list.is_empty() {
-            self.occupied.clear(slot);
-        }
+        self.slots.unlink(&mut self.arena, slot, idx);
     }
 
     fn retime(&mut self, idx: u32, deadline: u64) -> bool {
@@ -194,7 +186,7 @@ impl<S: Storage> HashedSorted<S> {
         let slot = self.slot_of(now);
         let mut first = true;
         loop {
-            let head = self.slots[slot as usize].head;
+            let head = self.slots.list(slot).head;
             if head == NIL || self.arena.entry(head).deadline != now {
                 break;
             }
@@ -242,7 +234,7 @@ impl<S: Storage> HashedSorted<S> {
         let mut k = 1;
         while k <= turn {
             let from = self.slot_of(self.arena.now().wrapping_add(k));
-            let Some(slot) = self.occupied.next_set(from) else {
+            let Some(slot) = self.slots.next_busy(from) else {
                 break;
             };
             let distance = self.distance(slot);
@@ -250,7 +242,7 @@ impl<S: Storage> HashedSorted<S> {
             if distance < k || best.is_some_and(|b| b <= distance) {
                 break;
             }
-            let head = self.remaining(self.slots[slot as usize].head);
+            let head = self.remaining(self.slots.list(slot).head);
             best = Some(best.map_or(head, |b| b.min(head)));
             k = distance + 1;
         }
@@ -284,9 +276,7 @@ impl<S: Storage> Scheme for HashedSorted<S> {
     }
 
     fn memory_bytes(&self) -> usize {
-        self.arena.memory_bytes()
-            + self.slots.len() * core::mem::size_of::<List>()
-            + self.occupied.memory_bytes()
+        self.arena.memory_bytes() + self.slots.memory_bytes()
     }
 
     fn kind(&self) -> SchemeKind {
@@ -312,13 +302,9 @@ mod tests {
 
     /// Checks the type invariants: tags, hashing, order and the bitmap.
     fn check(w: &HashedSorted<HostStorage>) {
-        for s in 0..w.slots.len() as u32 {
-            let list = w.slots[s as usize];
-            assert_eq!(
-                list.is_empty(),
-                w.occupied.next_set(s) != Some(s),
-                "slot {s}"
-            );
+        for s in 0..w.slots.len() {
+            let list = *w.slots.list(s);
+            assert_eq!(list.is_empty(), w.slots.next_busy(s) != Some(s), "slot {s}");
             let mut last = 0;
             let mut at = list.head;
             while at != NIL {
@@ -334,7 +320,7 @@ mod tests {
     /// The ids on `slot`, in list order.
     fn ids(w: &HashedSorted<HostStorage>, slot: u32) -> Vec<u64> {
         let mut out = Vec::new();
-        let mut at = w.slots[slot as usize].head;
+        let mut at = w.slots.list(slot).head;
         while at != NIL {
             out.push(w.arena.entry(at).id);
             at = w.arena.next(at);
@@ -447,7 +433,7 @@ mod tests {
         assert_eq!(ids(&w, 2), [10, 11]);
         w.tick();
         assert_eq!(w.tick(), 2);
-        assert!(w.slots[2].is_empty());
+        assert!(w.slots.list(2).is_empty());
         assert_eq!(w.stop(a), Ok(10));
         assert_eq!(w.pop_expired().map(|e| e.handle), Some(b));
         assert_eq!(w.pop_expired(), None);
@@ -464,7 +450,7 @@ mod tests {
         assert_eq!(w.start(3, 3), Err(Error::Full));
         assert_eq!(w.len(), 2);
         assert_eq!(ids(&w, 1), [1, 2]);
-        assert!(w.slots[3].is_empty());
+        assert!(w.slots.list(3).is_empty());
         check(&w);
         w.tick();
         assert_eq!(w.start(3, 3), Err(Error::Full));

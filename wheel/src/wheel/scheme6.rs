@@ -46,8 +46,8 @@
 //!
 //! Timers with equal deadlines keep their start order.
 
-use super::arena::{Arena, List, NIL};
-use super::bitmap::Occupancy;
+use super::arena::{Arena, NIL};
+use super::slots::Slots;
 use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
 
 /// `Entry::list` of an entry on a slot (which slot, its deadline says).
@@ -58,15 +58,13 @@ const SLOTTED: u32 = 0;
 /// # Invariants
 ///
 /// - An entry on `slots[s]` has `deadline & (M - 1) == s`.
-/// - `occupied` has bit `s` set exactly when `slots[s]` is not empty.
 /// - For a busy slot `s`, every deadline on it is at or after `low[s]` (counted from now),
 ///   and, after a complete tick, `low[s]` is after now.
 /// - While a walk is in progress (`walk != NIL` during a tick), the entries of the clock's
 ///   slot before `walk` have been compared on this tick, each at or after `walk_min`.
 pub struct HashedUnsorted<S: Storage> {
     arena: Arena<S>,
-    slots: S::Buf<List>,
-    occupied: Occupancy<S>,
+    slots: Slots<S>,
     low: S::Buf<u64>,
     /// `M - 1`.
     mask: u64,
@@ -91,8 +89,7 @@ impl<S: Storage> HashedUnsorted<S> {
         let never = arena.never();
         Ok(HashedUnsorted {
             arena,
-            slots: S::alloc(m as usize, |_| List::EMPTY)?,
-            occupied: Occupancy::new(m)?,
+            slots: Slots::new(m)?,
             low: S::alloc(m as usize, |_| 0)?,
             mask: u64::from(m) - 1,
             walk: NIL,
@@ -123,12 +120,10 @@ impl<S: Storage> HashedUnsorted<S> {
     fn file(&mut self, idx: u32, _work: &mut Work) {
         let deadline = self.arena.entry(idx).deadline;
         let slot = self.slot_of(deadline);
-        let list = &mut self.slots[slot as usize];
-        if list.is_empty() {
+        if self.slots.list(slot).is_empty() {
             self.low[slot as usize] = deadline;
         }
-        self.arena.push_back(list, SLOTTED, idx);
-        self.occupied.set(slot);
+        self.slots.push_back(&mut self.arena, slot, SLOTTED, idx);
         self.lower(slot, deadline);
     }
 
@@ -137,11 +132,7 @@ impl<S: Storage> HashedUnsorted<S> {
             self.walk = self.arena.next(idx);
         }
         let slot = self.slot_of(self.arena.entry(idx).deadline);
-        let list = &mut self.slots[slot as usize];
-        self.arena.unlink(list, idx);
-        if list.is_empty() {
-            self.occupied.clear(slot);
-        }
+        self.slots.unlink(&mut self.arena, slot, idx);
     }
 
     /// Within its slot, a new deadline is a new number in the entry, nothing more.
@@ -158,7 +149,7 @@ impl<S: Storage> HashedUnsorted<S> {
     fn enter(&mut self, tick: u64, clock: Clock) {
         self.arena.begin_tick(tick);
         let slot = self.slot_of(tick);
-        let list = self.slots[slot as usize];
+        let list = *self.slots.list(slot);
         // The tickless clock enters no tick past a slot's bound; it walks the slot whose bound
         // it reached, and skips the others' (nothing on them is due now).
         self.walking =
@@ -214,7 +205,7 @@ impl<S: Storage> HashedUnsorted<S> {
         // `k` is the distance of the nearest slot not yet looked at.
         let mut k = 1;
         while k <= turn {
-            let Some(slot) = self.occupied.next_set(self.slot_of(now.wrapping_add(k))) else {
+            let Some(slot) = self.slots.next_busy(self.slot_of(now.wrapping_add(k))) else {
                 break;
             };
             let distance = self.distance(slot);
@@ -243,7 +234,7 @@ impl<S: Storage> HashedUnsorted<S> {
     /// Whether some entry of `slot` is due `distance` ticks from now.
     fn has_due(&self, slot: u32, distance: u64) -> bool {
         let due = self.arena.now().wrapping_add(distance);
-        let mut at = self.slots[slot as usize].head;
+        let mut at = self.slots.list(slot).head;
         while at != NIL {
             if self.arena.entry(at).deadline == due {
                 return true;
@@ -266,7 +257,7 @@ impl<S: Storage> Scheme for HashedUnsorted<S> {
 
     fn next_expiry(&self) -> NextExpiry {
         let now = self.arena.now();
-        let Some(slot) = self.occupied.next_set(self.slot_of(now.wrapping_add(1))) else {
+        let Some(slot) = self.slots.next_busy(self.slot_of(now.wrapping_add(1))) else {
             return NextExpiry::Idle;
         };
         // The first busy slot is `distance` ticks ahead, `1..=M`; nothing is due sooner.
@@ -279,8 +270,8 @@ impl<S: Storage> Scheme for HashedUnsorted<S> {
 
     fn memory_bytes(&self) -> usize {
         self.arena.memory_bytes()
-            + self.slots.len() * (core::mem::size_of::<List>() + core::mem::size_of::<u64>())
-            + self.occupied.memory_bytes()
+            + self.slots.memory_bytes()
+            + self.low.len() * core::mem::size_of::<u64>()
     }
 
     fn kind(&self) -> SchemeKind {
@@ -306,13 +297,9 @@ mod tests {
 
     /// Checks the type invariants: hashing, the bitmap and the lower bounds.
     fn check(w: &HashedUnsorted<HostStorage>) {
-        for s in 0..w.slots.len() as u32 {
-            let list = w.slots[s as usize];
-            assert_eq!(
-                list.is_empty(),
-                w.occupied.next_set(s) != Some(s),
-                "slot {s}"
-            );
+        for s in 0..w.slots.len() {
+            let list = *w.slots.list(s);
+            assert_eq!(list.is_empty(), w.slots.next_busy(s) != Some(s), "slot {s}");
             let low = w.arena.remaining(w.low[s as usize]);
             assert!(
                 list.is_empty() || low >= 1,
@@ -332,7 +319,7 @@ mod tests {
     /// The turns each entry of `slot` still waits (the paper's rounds), in list order.
     fn rounds_on(w: &HashedUnsorted<HostStorage>, slot: u32) -> Vec<u64> {
         let mut out = Vec::new();
-        let mut at = w.slots[slot as usize].head;
+        let mut at = w.slots.list(slot).head;
         while at != NIL {
             let remaining = w.arena.remaining(w.arena.entry(at).deadline);
             out.push((remaining - 1) >> w.mask.count_ones());
@@ -451,7 +438,7 @@ mod tests {
         assert_eq!(rounds_on(&w, 2), [0, 0]);
         w.tick();
         assert_eq!(w.tick(), 2);
-        assert!(w.slots[2].is_empty());
+        assert!(w.slots.list(2).is_empty());
         assert_eq!(w.stop(a), Ok(10));
         assert_eq!(w.pop_expired().map(|e| e.handle), Some(b));
         assert_eq!(w.pop_expired(), None);
@@ -468,7 +455,7 @@ mod tests {
         assert_eq!(w.start(3, 3), Err(Error::Full));
         assert_eq!(w.len(), 2);
         assert_eq!(rounds_on(&w, 1), [0, 1]);
-        assert!(w.slots[3].is_empty());
+        assert!(w.slots.list(3).is_empty());
         check(&w);
         w.tick();
         assert_eq!(w.start(3, 3), Err(Error::Full));

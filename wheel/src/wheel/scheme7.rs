@@ -85,6 +85,7 @@
 //! Timers with equal deadlines may pop in any order.
 
 use super::arena::{Arena, List, NIL};
+use super::slots::Slots;
 use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
 
 /// Bits of the tick counter per level: 64 slots, so that a level's occupancy is one `u64` and
@@ -237,16 +238,15 @@ impl<const DEPTH: usize> Shape for Pow2<DEPTH> {
 ///   a higher one, and everything in the wheel before everything on the overflow list. While
 ///   a tick is half done, the lists still to be cascaded (`levels_left`, the overflow list
 ///   from `ov_at`) may hold entries that belong elsewhere, and nothing else does.
-/// - Bit `s` of `occupied[l]` is set exactly when slot `s` of level `l` is non-empty.
 /// - Every deadline on a non-empty list `k` is at or after `low[k]` (counted from now).
 pub struct Hierarchical<S: Storage, const DEPTH: usize = LVL_DEPTH> {
     arena: Arena<S>,
-    /// The slots, level by level, then the overflow list.
-    slots: S::Buf<List>,
+    /// The slots, level by level, with their occupancy: one 64-bit word per level.
+    slots: Slots<S>,
+    /// Beyond the top level's turn.
+    overflow: List,
     /// A lower bound of the deadlines on each list.
     low: S::Buf<u64>,
-    /// One occupancy bitmap per level.
-    occupied: [u64; DEPTH],
     /// Levels whose pointer slot the current tick has still to cascade: `levels_left - 1`
     /// down to 0.
     levels_left: usize,
@@ -271,9 +271,9 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         let never = arena.never();
         Ok(Hierarchical {
             arena,
-            slots: S::alloc(Self::OVERFLOW + 1, |_| List::EMPTY)?,
+            slots: Slots::new(Self::OVERFLOW as u32)?,
+            overflow: List::EMPTY,
             low: S::alloc(Self::OVERFLOW + 1, |_| 0)?,
-            occupied: [0; DEPTH],
             levels_left: 0,
             ov_walk: false,
             ov_at: NIL,
@@ -317,17 +317,31 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         }
     }
 
-    /// Appends entry `idx` to list `list` of `slots`, marking the slot occupied.
+    /// List `list`: `level * 64 + slot`, or [`Self::OVERFLOW`].
+    fn list(&self, list: usize) -> &List {
+        match list == Self::OVERFLOW {
+            true => &self.overflow,
+            false => self.slots.list(list as u32),
+        }
+    }
+
+    /// The occupancy of `level`: bit `s` for slot `s`.
+    fn occupied(&self, level: usize) -> u64 {
+        self.slots.word(level)
+    }
+
+    /// Appends entry `idx` to list `list`.
     fn link(&mut self, list: usize, idx: u32) {
         let deadline = self.arena.entry(idx).deadline;
-        if self.slots[list].is_empty() {
+        if self.list(list).is_empty() {
             self.low[list] = deadline;
         }
-        // INVARIANT: the tag is the list's index, and the slot's bit is set.
-        self.arena
-            .push_back(&mut self.slots[list], list as u32, idx);
-        if list < Self::OVERFLOW {
-            self.occupied[list / LVL_SIZE] |= 1 << (list % LVL_SIZE);
+        // INVARIANT: the tag is the list's index.
+        match list == Self::OVERFLOW {
+            true => self.arena.push_back(&mut self.overflow, list as u32, idx),
+            false => self
+                .slots
+                .push_back(&mut self.arena, list as u32, list as u32, idx),
         }
         self.lower(list, deadline);
     }
@@ -345,10 +359,10 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         if self.ov_at == idx {
             self.ov_at = self.arena.next(idx);
         }
-        let list = self.arena.entry(idx).list() as usize;
-        self.arena.unlink(&mut self.slots[list], idx);
-        if list < Self::OVERFLOW && self.slots[list].is_empty() {
-            self.occupied[list / LVL_SIZE] &= !(1 << (list % LVL_SIZE));
+        let list = self.arena.entry(idx).list();
+        match list as usize == Self::OVERFLOW {
+            true => self.arena.unlink(&mut self.overflow, idx),
+            false => self.slots.unlink(&mut self.arena, list, idx),
         }
     }
 
@@ -398,9 +412,9 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
                 return false;
             }
             self.levels_left = level;
-            if level == DEPTH - 1 && !self.slots[Self::OVERFLOW].is_empty() {
+            if level == DEPTH - 1 && !self.overflow.is_empty() {
                 self.ov_walk = true;
-                self.ov_at = self.slots[Self::OVERFLOW].head;
+                self.ov_at = self.overflow.head;
                 self.ov_min = self.arena.never();
             }
         }
@@ -414,7 +428,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         let slot = digit(&Pow2::<DEPTH>, self.arena.now(), level) as usize;
         let list = level * LVL_SIZE + slot;
         loop {
-            let head = self.slots[list].head;
+            let head = self.list(list).head;
             if head == NIL {
                 return true;
             }
@@ -470,18 +484,18 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         let now = self.arena.now();
         let mut best: Option<u64> = None;
         for level in 0..DEPTH {
-            if self.occupied[level] == 0 {
+            if self.occupied(level) == 0 {
                 continue;
             }
             let span = Pow2::<DEPTH>.span(level);
             let at = digit(&Pow2::<DEPTH>, now, level) as usize;
-            let slot = next_occupied(self.occupied[level], (at + 1) % LVL_SIZE);
+            let slot = next_occupied(self.occupied(level), (at + 1) % LVL_SIZE);
             // 1..=64 pointer moves: the pointer's own slot is a whole turn away.
             let ahead = ((slot + LVL_SIZE - at - 1) % LVL_SIZE + 1) as u64;
             let tick = (now & !(span - 1)).wrapping_add(ahead.wrapping_mul(span));
             best = Some(best.map_or(tick, |b| self.arena.sooner(b, tick)));
         }
-        if !self.slots[Self::OVERFLOW].is_empty() {
+        if !self.overflow.is_empty() {
             let span = Pow2::<DEPTH>.span(DEPTH - 1);
             let tick = (now & !(span - 1)).wrapping_add(span);
             best = Some(best.map_or(tick, |b| self.arena.sooner(b, tick)));
@@ -493,11 +507,11 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     /// lowest busy level, else the overflow list.
     fn first_busy(&self) -> Option<usize> {
         let now = self.arena.now();
-        if let Some(level) = (0..DEPTH).find(|&l| self.occupied[l] != 0) {
+        if let Some(level) = (0..DEPTH).find(|&l| self.occupied(l) != 0) {
             let from = (digit(&Pow2::<DEPTH>, now, level) as usize + 1) % LVL_SIZE;
-            return Some(level * LVL_SIZE + next_occupied(self.occupied[level], from));
+            return Some(level * LVL_SIZE + next_occupied(self.occupied(level), from));
         }
-        match self.slots[Self::OVERFLOW].is_empty() {
+        match self.overflow.is_empty() {
             true => None,
             false => Some(Self::OVERFLOW),
         }
@@ -505,7 +519,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
 
     /// The earliest deadline on non-empty list `list`.
     fn earliest(&self, list: usize) -> u64 {
-        let mut at = self.slots[list].head;
+        let mut at = self.list(list).head;
         let mut best = self.arena.entry(at).deadline;
         while at != NIL {
             let deadline = self.arena.entry(at).deadline;
@@ -534,7 +548,7 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
         match self.first_busy() {
             None => NextExpiry::Idle,
             Some(list) if list < LVL_SIZE => {
-                NextExpiry::At(self.arena.entry(self.slots[list].head).deadline)
+                NextExpiry::At(self.arena.entry(self.list(list).head).deadline)
             }
             Some(list) => NextExpiry::At(self.earliest(list)),
         }
@@ -542,7 +556,9 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
 
     fn memory_bytes(&self) -> usize {
         self.arena.memory_bytes()
-            + self.slots.len() * (core::mem::size_of::<List>() + core::mem::size_of::<u64>())
+            + self.slots.memory_bytes()
+            + core::mem::size_of::<List>()
+            + self.low.len() * core::mem::size_of::<u64>()
     }
 
     fn kind(&self) -> SchemeKind {
@@ -742,9 +758,10 @@ mod tests {
     /// Checks the type invariants.
     fn assert_placed<const D: usize>(w: &Wheel<D>) {
         let now = w.arena.now();
-        for (list, l) in w.slots.iter().enumerate() {
+        for list in 0..=Wheel::<D>::OVERFLOW {
+            let l = w.list(list);
             if list < Wheel::<D>::OVERFLOW {
-                let bit = w.occupied[list / LVL_SIZE] >> (list % LVL_SIZE) & 1;
+                let bit = w.occupied(list / LVL_SIZE) >> (list % LVL_SIZE) & 1;
                 assert_eq!(bit == 1, !l.is_empty(), "bitmap of list {list} at {now}");
             }
             let mut at = l.head;
@@ -833,11 +850,11 @@ mod tests {
         let mut w = wheel::<LVL_DEPTH>(0);
         let a = w.start(100, 1).unwrap();
         let b = w.start(100, 2).unwrap();
-        assert_eq!(w.occupied[1], 1 << 1);
+        assert_eq!(w.occupied(1), 1 << 1);
         assert_eq!(w.stop(a), Ok(1));
-        assert_eq!(w.occupied[1], 1 << 1);
+        assert_eq!(w.occupied(1), 1 << 1);
         assert_eq!(w.stop(b), Ok(2));
-        assert_eq!(w.occupied, [0; LVL_DEPTH]);
+        assert!((0..LVL_DEPTH).all(|l| w.occupied(l) == 0));
         assert_eq!(w.stop(b), Err(Error::Stale));
         let c = w.start(1, 3).unwrap();
         assert_eq!(w.tick(), 1);

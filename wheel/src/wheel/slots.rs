@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The slot layer of the wheels (schemes 4 to 7): an array of lists, one per slot, and the
+//! occupancy bitmap (`bitmap.rs`) that marks the busy ones, kept in step by the only
+//! functions that link and unlink — tokio's `Level`, for any number of slots.
+//!
+//! Every way onto or off a slot's list goes through here, so no scheme can leave a bit set on
+//! an empty slot or clear on a busy one; what differs between the wheels (which slot a timer
+//! goes to, what a tick does with a slot) stays in their files.
+
+use super::arena::{Arena, List};
+use super::bitmap::Occupancy;
+use super::{Error, Storage};
+
+/// Slot lists and their occupancy.
+///
+/// # Invariants
+///
+/// Bit `s` of `occupied` is set exactly when `lists[s]` is not empty.
+pub(super) struct Slots<S: Storage> {
+    lists: S::Buf<List>,
+    occupied: Occupancy<S>,
+}
+
+impl<S: Storage> Slots<S> {
+    /// `n` empty slots.
+    pub(super) fn new(n: u32) -> Result<Self, Error> {
+        Ok(Slots {
+            lists: S::alloc(n as usize, |_| List::EMPTY)?,
+            occupied: Occupancy::new(n)?,
+        })
+    }
+
+    /// The number of slots.
+    pub(super) fn len(&self) -> u32 {
+        self.lists.len() as u32
+    }
+
+    /// The list of `slot`.
+    pub(super) fn list(&self, slot: u32) -> &List {
+        &self.lists[slot as usize]
+    }
+
+    /// Appends entry `idx`, on no list, to `slot`, tagging it `tag`.
+    pub(super) fn push_back(&mut self, arena: &mut Arena<S>, slot: u32, tag: u32, idx: u32) {
+        arena.push_back(&mut self.lists[slot as usize], tag, idx);
+        // INVARIANT: the list is not empty.
+        self.occupied.set(slot);
+    }
+
+    /// Inserts entry `idx`, on no list, before entry `at` of `slot` (at the end for `NIL`),
+    /// tagging it `tag`.
+    pub(super) fn insert_before(
+        &mut self,
+        arena: &mut Arena<S>,
+        slot: u32,
+        tag: u32,
+        at: u32,
+        idx: u32,
+    ) {
+        arena.insert_before(&mut self.lists[slot as usize], tag, at, idx);
+        // INVARIANT: the list is not empty.
+        self.occupied.set(slot);
+    }
+
+    /// Unlinks entry `idx` from `slot`, the slot it is on.
+    pub(super) fn unlink(&mut self, arena: &mut Arena<S>, slot: u32, idx: u32) {
+        let list = &mut self.lists[slot as usize];
+        arena.unlink(list, idx);
+        if list.is_empty() {
+            // INVARIANT: the list is empty.
+            self.occupied.clear(slot);
+        }
+    }
+
+    /// The first busy slot at or after `from`, wrapping round; `None` if every slot is empty.
+    pub(super) fn next_busy(&self, from: u32) -> Option<u32> {
+        self.occupied.next_set(from)
+    }
+
+    /// Occupancy word `w`: the bits of slots `64 w .. 64 w + 64` (scheme 7's level `w`).
+    pub(super) fn word(&self, w: usize) -> u64 {
+        self.occupied.word(w)
+    }
+
+    /// Bytes allocated for the lists and the bitmap.
+    pub(super) fn memory_bytes(&self) -> usize {
+        self.lists.len() * core::mem::size_of::<List>() + self.occupied.memory_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Config, HostStorage};
+
+    #[test]
+    fn occupancy_follows_the_lists() {
+        let mut arena = Arena::<HostStorage>::new(&Config {
+            capacity: 4,
+            slots: 1,
+            start: 0,
+        })
+        .unwrap();
+        let mut s = Slots::<HostStorage>::new(130).unwrap();
+        let a = arena.alloc(1, 5).unwrap();
+        let b = arena.alloc(2, 5).unwrap();
+        s.push_back(&mut arena, 129, 0, a);
+        s.insert_before(&mut arena, 129, 0, a, b);
+        assert_eq!((s.list(129).head, s.next_busy(0)), (b, Some(129)));
+        assert_eq!(s.word(2), 1 << 1);
+        s.unlink(&mut arena, 129, b);
+        assert_eq!(s.next_busy(0), Some(129));
+        s.unlink(&mut arena, 129, a);
+        assert_eq!((s.next_busy(0), s.word(2)), (None, 0));
+        assert_eq!(s.len(), 130);
+        assert_eq!(s.memory_bytes(), 130 * 8 + 3 * 8);
+    }
+}
