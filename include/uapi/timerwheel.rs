@@ -12,6 +12,7 @@
 #![allow(non_camel_case_types, dead_code, missing_docs, unreachable_pub)]
 
 pub const TW_VERSION: u32 = 2;
+pub const TW_DEVICE: &str = "/dev/timerwheel";
 pub const TW_IOC_MAGIC: u32 = 0xB9;
 
 pub const TW_SCHEME_STRAIGHTFORWARD: u32 = 1;
