@@ -125,7 +125,7 @@
 /// - `fn run_tick(&mut self, work: &mut Work) -> bool`: continues the current tick's bookkeeping
 ///   within `work` (at least one step); `true` once it is complete;
 /// - `fn next_busy(&self, work: &mut Work) -> Option<u64>`: the first tick after now that
-///   has bookkeeping in tickless mode, if any.
+///   has bookkeeping in tickless mode, if any, or a tick before it; spends at least one unit.
 ///
 /// Defined before the `mod` lines below so that it is in scope in every scheme file; the
 /// expansion names the crate's items through `super::`, so it must be invoked from a direct
@@ -231,7 +231,14 @@ macro_rules! arena_delegates {
                         None => target,
                     },
                 };
-                work.spend(1);
+                if moved && work.is_spent() {
+                    return super::Advanced::OutOfWork;
+                }
+                // A periodic tick costs a unit even when idle; a tickless one has paid for
+                // finding it.
+                if clock == super::Clock::Periodic {
+                    work.spend(1);
+                }
                 moved = true;
                 self.enter(next, clock);
             }

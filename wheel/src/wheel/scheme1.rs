@@ -147,7 +147,8 @@ impl<S: Storage> Straightforward<S> {
         true
     }
 
-    fn next_busy(&self, _work: &mut Work) -> Option<u64> {
+    fn next_busy(&self, work: &mut Work) -> Option<u64> {
+        work.spend(1);
         self.next_work()
     }
 }

@@ -201,14 +201,14 @@ impl<S: Storage> HashedSorted<S> {
         true
     }
 
-    fn next_busy(&self, _work: &mut Work) -> Option<u64> {
-        self.earliest()
+    fn next_busy(&self, work: &mut Work) -> Option<u64> {
+        self.earliest(work)
     }
 
     /// The earliest deadline pending or placing.
-    fn earliest(&self) -> Option<u64> {
+    fn earliest(&self, work: &mut Work) -> Option<u64> {
         let now = self.arena.now();
-        let listed = self.least_remaining().map(|r| now.wrapping_add(r));
+        let listed = self.least_remaining(work).map(|r| now.wrapping_add(r));
         let placing = self.placing.map(|p| self.arena.entry(p.idx).deadline);
         match (listed, placing) {
             (Some(a), Some(b)) => Some(self.arena.sooner(a, b)),
@@ -226,8 +226,10 @@ impl<S: Storage> HashedSorted<S> {
         }
     }
 
-    /// The fewest ticks until a pending timer is due, if any is pending.
-    fn least_remaining(&self) -> Option<u64> {
+    /// The fewest ticks until a pending timer is due, if any is pending; `work` counts the
+    /// slots looked at. Should `work` run out first, the answer is the distance of the next
+    /// slot not looked at, if that is less: a lower bound.
+    fn least_remaining(&self, work: &mut Work) -> Option<u64> {
         let turn = self.mask + 1;
         let mut best: Option<u64> = None;
         // `k` is the distance of the nearest slot not yet looked at.
@@ -242,6 +244,10 @@ impl<S: Storage> HashedSorted<S> {
             if distance < k || best.is_some_and(|b| b <= distance) {
                 break;
             }
+            if work.is_spent() && best.is_some() {
+                return best.map(|b| b.min(distance));
+            }
+            work.spend(1);
             let head = self.remaining(self.slots.list(slot).head);
             best = Some(best.map_or(head, |b| b.min(head)));
             k = distance + 1;
@@ -264,12 +270,12 @@ impl<S: Storage> Scheme for HashedSorted<S> {
     fn next_work(&self) -> Option<u64> {
         match self.arena.ticking() {
             true => Some(self.arena.now()),
-            false => self.earliest(),
+            false => self.earliest(&mut Work::unlimited()),
         }
     }
 
     fn next_expiry(&self) -> NextExpiry {
-        match self.earliest() {
+        match self.earliest(&mut Work::unlimited()) {
             None => NextExpiry::Idle,
             Some(t) => NextExpiry::At(t),
         }
