@@ -13,7 +13,8 @@
 #             lockup, hung task, RCU stall, kmemleak, failed KUnit) must fail it, a clean log
 #             must pass
 #   wheel     cargo fmt --check, clippy and `cargo test` of the kernel-free algorithms
-#   fig9-tool cargo fmt --check, clippy and `cargo test` of the Figure 9 tool (scripts/fig9)
+#   fig9-tool cargo fmt --check, clippy and `cargo test` of the Figure 9 tool (scripts/fig9),
+#             and its uapi-check-test.sh (the build must fail when header and Rust twin differ)
 #   kernel    scripts/build-kernel.sh debug and perf (cached; 10-16 min each from scratch)
 #   module    rustfmt --check of the glue with the kernel's .rustfmt.toml; rust_timerwheel.ko
 #             with CLIPPY=1 against the debug kernel and against the perf kernel (into the
@@ -74,7 +75,7 @@ step() {
 # ---- scripts --------------------------------------------------------------------------------
 
 shell_scripts() {
-	(cd "$TW_TOP" && shellcheck -x scripts/*.sh selftests/*.sh .ci/run)
+	(cd "$TW_TOP" && shellcheck -x scripts/*.sh scripts/*/*.sh selftests/*.sh .ci/run)
 }
 
 # Lines as the kernel prints them (kernel/watchdog.c, kernel/hung_task.c, kernel/rcu/
@@ -172,7 +173,8 @@ fig9_tool_tests() {
 		export CARGO_TARGET_DIR=$TW_CACHE/target-fig9 &&
 		cargo fmt --check &&
 		cargo clippy --quiet --all-targets -- -D warnings &&
-		cargo test --quiet)
+		cargo test --quiet &&
+		./uapi-check-test.sh)
 }
 
 # ---- kernels and module ----------------------------------------------------------------------
@@ -267,6 +269,7 @@ for r in rows:
         measured.setdefault(r["curve"], set()).add((r["measure"], int(r["n"])))
     else:
         assert r["note"].strip(), f"a point neither measured nor noted: {r}"
+        assert not r["note"].startswith("error"), f"the tool reports an error: {r}"
 unmeasured = [c for c in curves if c not in measured]
 assert not unmeasured, f"curves the tool reports but never measured: {unmeasured}"
 key = [c for c in curves if c.startswith(("scheme6-", "scheme7-", "linux-"))]

@@ -80,8 +80,14 @@ static int configure_slots(struct __test_metadata *_metadata, int fd, struct tw_
 	return -1;
 }
 
-/* Fills `fd` with `n` callouts due `far - i` ticks from now: each the earliest so far. */
-static void fill_descending(struct __test_metadata *_metadata, int fd, __u64 n, __u64 far)
+/*
+ * Fills `fd` with `n` callouts, the i-th due `far - i * step` ticks from now: each the earliest
+ * so far, as long as the clock advances less than `step` ticks between two of them (on the
+ * real clock, choose a step no stall can reach: were the clock to outrun the steps, the
+ * deadlines would ascend and every start of a sorted list would walk all of it).
+ */
+static void fill_descending(struct __test_metadata *_metadata, int fd, __u64 n, __u64 far,
+			    __u64 step)
 {
 	enum { CHUNK = TW_MAX_BATCH };
 	struct tw_op *ops = calloc(CHUNK, sizeof(*ops));
@@ -92,7 +98,8 @@ static void fill_descending(struct __test_metadata *_metadata, int fd, __u64 n, 
 	for (k = 0; k < n; k += b.count) {
 		b.count = n - k < CHUNK ? n - k : CHUNK;
 		for (i = 0; i < b.count; i++)
-			ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = far - (k + i), .b = k + i };
+			ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = far - (k + i) * step,
+						 .b = k + i };
 		ASSERT_EQ(0, ioctl(fd, TW_IOC_BATCH, &b)) TH_LOG("batch at %llu: %s", k,
 								   strerror(errno));
 		for (i = 0; i < b.count; i++)
@@ -228,9 +235,12 @@ TEST_F_TIMEOUT(hostile, other_work_goes_on_and_holds_stay_bounded, 900)
 	ASSERT_EQ(0, ioctl(self->other, TW_IOC_CONFIGURE, &oc));
 	ASSERT_EQ(0, pthread_create(&t, NULL, other_fd_loop, &o));
 
-	/* Far enough that nothing fires: 2^40 periods of 100 us are 3.5 years. */
+	/*
+	 * Far enough that nothing fires (2^50 periods of 100 us are millions of years), 2^20
+	 * ticks (105 s) apart: the clock cannot pass one callout's deadline before the next.
+	 */
 	t0 = now_ns();
-	fill_descending(_metadata, self->fd, variant->capacity, 1ULL << 40);
+	fill_descending(_metadata, self->fd, variant->capacity, 1ULL << 50, 1ULL << 20);
 	t_fill = now_ns() - t0;
 
 	/* With everything outstanding and the clock running: the other fd, and a shell. */
@@ -948,7 +958,7 @@ FIXTURE_SETUP(slow_start)
 		return;
 	ASSERT_EQ(0, configure_slots(_metadata, self->fd, &c, variant->min_slots))
 		TH_LOG("configure: %s", strerror(errno));
-	fill_descending(_metadata, self->fd, SLOW_N, SLOW_FAR);
+	fill_descending(_metadata, self->fd, SLOW_N, SLOW_FAR, 1);
 }
 
 FIXTURE_TEARDOWN(slow_start)
@@ -1042,7 +1052,7 @@ FIXTURE_SETUP(slow_tick)
 		return;
 	ASSERT_EQ(0, configure_slots(_metadata, self->fd, &c, variant->min_slots))
 		TH_LOG("configure: %s", strerror(errno));
-	fill_descending(_metadata, self->fd, variant->n, SLOW_FAR);
+	fill_descending(_metadata, self->fd, variant->n, SLOW_FAR, 1);
 }
 
 FIXTURE_TEARDOWN(slow_tick)
