@@ -58,8 +58,9 @@ log "building rust_timerwheel.ko against the $flavour kernel"
 mo=$(build_module "$flavour")
 
 log "building the fig9 tool"
-cargo build --quiet --release --manifest-path "$TW_TOP/scripts/fig9/Cargo.toml"
-fig9=$TW_TOP/scripts/fig9/target/release/fig9
+# Into the cache, whatever CARGO_TARGET_DIR the caller has: the guest runs it from there.
+CARGO_TARGET_DIR=$TW_CACHE/target-fig9 cargo build --quiet --release --manifest-path "$TW_TOP/scripts/fig9/Cargo.toml"
+fig9=$TW_CACHE/target-fig9/release/fig9
 
 log "running the sweep in a guest (${quick[*]:-full})"
 "$here/vm-run.sh" --kernel "$flavour" --timeout "$timeout_s" --out "$out" -- \
