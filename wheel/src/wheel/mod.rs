@@ -574,7 +574,9 @@ pub trait Scheme {
     /// The most timers outstanding at once.
     fn capacity(&self) -> usize;
 
-    /// The earliest pending deadline, where the scheme knows it cheaply.
+    /// The earliest pending deadline, where the scheme knows it cheaply; exact (where known)
+    /// once the current tick's bookkeeping is complete. To arm a clock, use
+    /// [`Scheme::next_work`], which is cheaper and bounded.
     fn next_expiry(&self) -> NextExpiry;
 
     /// Bytes of storage this scheme allocated at creation.
