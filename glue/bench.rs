@@ -172,25 +172,18 @@ impl Instance {
             if signalled() {
                 return Err(EINTR);
             }
-            let (delivered, ns) = self.core.hold_timed(|st, work| {
-                let mut delivered = false;
+            let ((), ns) = self.core.hold_timed(|st, work| {
                 while left > 0 && !work.is_spent() {
                     let now = st.callouts().map(|c| c.scheme().now()).unwrap_or(0);
                     let t = *target.get_or_insert(now.wrapping_add(1));
-                    let (done, d) = st.run_to_with(t, None, Clock::Periodic, work);
-                    delivered |= d;
-                    if done {
+                    if st.run_to_with(t, None, Clock::Periodic, work) {
                         target = None;
                         left -= 1;
                     }
                 }
-                delivered
             });
             elapsed += ns;
             max_hold = max_hold.max(ns);
-            if delivered {
-                self.core.readable.notify_all();
-            }
         }
         Ok((elapsed, max_hold))
     }

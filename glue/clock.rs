@@ -61,13 +61,12 @@ impl HrTimerCallback for Core {
 
     fn run(this: ArcBorrow<'_, Self>, mut ctx: HrTimerCallbackContext<'_, Self>) -> HrTimerRestart {
         let now = Instant::<Monotonic>::now();
-        let mut delivered = false;
         let mut next = None;
         let mut period = Delta::from_nanos(1);
         for i in 0..CALLBACK_HOLDS {
-            let (done, more_delivered, arm) = this.hold(|st, work| {
+            let (done, arm) = this.hold(|st, work| {
                 let Some(c) = &st.configured else {
-                    return (true, false, None);
+                    return (true, None);
                 };
                 let time = c.time;
                 period = time.period();
@@ -82,7 +81,7 @@ impl HrTimerCallback for Core {
                         }
                     }
                 }
-                let (done, delivered) = st.run_to(real, Some(real), work);
+                let done = st.run_to(real, Some(real), work);
                 st.behind = !done;
                 // Never a tick already reached: the timer is forwarded past now anyway, and
                 // `armed` must name the tick it really fires on, for the overrun count.
@@ -94,16 +93,12 @@ impl HrTimerCallback for Core {
                     }
                 });
                 st.armed = next;
-                (done, delivered, next.map(|t| time.time_of(t)))
+                (done, next.map(|t| time.time_of(t)))
             });
-            delivered |= more_delivered;
             next = arm;
             if done {
                 break;
             }
-        }
-        if delivered {
-            this.readable.notify_all();
         }
         match next {
             Some(when) => {

@@ -127,19 +127,18 @@ impl Core {
             s.max_hold_work = s.max_hold_work.max(work.done() as u64);
             s.max_hold_ns = s.max_hold_ns.max(ns);
         }
+        let wake = core::mem::take(&mut st.wake);
+        drop(st);
+        // Readers and pollers, woken once the lock is released.
+        if wake {
+            self.readable.notify_all();
+        }
         (r, ns)
     }
 
     /// [`Core::hold_timed`] without the duration.
     pub(crate) fn hold<R>(&self, f: impl FnOnce(&mut State, &mut Work) -> R) -> R {
         self.hold_timed(f).0
-    }
-
-    /// Wakes readers and pollers if records were added.
-    fn wake(&self, delivered: bool) {
-        if delivered {
-            self.readable.notify_all();
-        }
     }
 }
 
@@ -352,8 +351,7 @@ impl Instance {
             }
         };
         loop {
-            let (done, delivered) = self.core.hold(|st, work| st.run_to(target, None, work));
-            self.core.wake(delivered);
+            let done = self.core.hold(|st, work| st.run_to(target, None, work));
             if done {
                 return Ok(());
             }

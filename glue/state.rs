@@ -129,6 +129,8 @@ pub(crate) struct State {
     pub(crate) armed: Option<u64>,
     /// A real-clock catch-up ran out of work: the next period continues it.
     pub(crate) behind: bool,
+    /// Records were added to the ring under this hold: readers to wake once it ends.
+    pub(crate) wake: bool,
 }
 
 impl State {
@@ -143,6 +145,7 @@ impl State {
             mid_tick: false,
             armed: None,
             behind: false,
+            wake: false,
         }
     }
 
@@ -195,6 +198,31 @@ impl State {
         }
     }
 
+    /// Brings a real clock's scheme up to the tick the real clock has reached, within `work`
+    /// (idle ticks cost nothing), and returns how many ticks it is still behind (under
+    /// overload), so that an interval counts from the real tick: a tickless clock stands still
+    /// while nothing is due, and a callout set then must not be early.
+    fn catch_up(&mut self, work: &mut Work) -> u64 {
+        let Some(c) = &self.configured else {
+            return 0;
+        };
+        if c.params.clock != TW_CLOCK_REAL {
+            return 0;
+        }
+        let real = c.time.tick_at(Instant::now());
+        self.run_to(real, Some(real), work);
+        let now = self
+            .configured
+            .as_ref()
+            .map_or(real, |c| c.callouts.scheme().now());
+        let lag = real.wrapping_sub(now);
+        if (lag as i64) > 0 {
+            lag
+        } else {
+            0
+        }
+    }
+
     pub(crate) fn set(
         &mut self,
         ticks: u64,
@@ -203,9 +231,15 @@ impl State {
         work: &mut Work,
     ) -> Result<Handle> {
         let latest = range(ticks, latest)?;
+        let lag = self.catch_up(work);
         let h = self
             .callouts()?
-            .setcallout_range(ticks, latest, cookie, work)
+            .setcallout_range(
+                ticks.saturating_add(lag),
+                latest.saturating_add(lag),
+                cookie,
+                work,
+            )
             .map_err(errno)?;
         self.stats.started += 1;
         Ok(h)
@@ -233,9 +267,16 @@ impl State {
             return Err(EINVAL);
         }
         let latest = range(ticks, latest)?;
+        let lag = self.catch_up(work);
         let h = self
             .callouts()?
-            .timeout_range(func, arg, ticks, latest, work)
+            .timeout_range(
+                func,
+                arg,
+                ticks.saturating_add(lag),
+                latest.saturating_add(lag),
+                work,
+            )
             .map_err(errno)?;
         self.stats.started += 1;
         Ok(h)
@@ -253,19 +294,36 @@ impl State {
     /// `mod_timer`: the callout keeps its handle.
     pub(crate) fn reset(&mut self, h: Handle, ticks: u64, latest: u64, work: &mut Work) -> Result {
         let latest = range(ticks, latest)?;
+        let lag = self.catch_up(work);
         self.callouts()
             .map_err(|_| ENOENT)?
-            .reset(h, ticks, latest, work)
+            .reset(
+                h,
+                ticks.saturating_add(lag),
+                latest.saturating_add(lag),
+                work,
+            )
             .map_err(errno)
     }
 
     /// `TW_IOC_QUERY`.
     pub(crate) fn query(&self, q: &mut tw_query) {
         let (deadline, now) = match &self.configured {
-            Some(c) => (
-                c.callouts.deadline(Handle::from_raw(q.handle)),
-                c.callouts.scheme().now(),
-            ),
+            Some(c) => {
+                let now = c.callouts.scheme().now();
+                // A real clock's tick is the one real time has reached, whether or not the
+                // scheme, tickless, has stood on it yet.
+                let real = match c.params.clock {
+                    TW_CLOCK_REAL => c.time.tick_at(Instant::now()),
+                    _ => now,
+                };
+                let now = if (real.wrapping_sub(now) as i64) > 0 {
+                    real
+                } else {
+                    now
+                };
+                (c.callouts.deadline(Handle::from_raw(q.handle)), now)
+            }
             None => (None, 0),
         };
         q.pending = u32::from(deadline.is_some());
@@ -302,17 +360,12 @@ impl State {
     /// expiries of each tick it stops on, at most `budget` per tick (the rest are carried to
     /// the next tick, one tick at a time). Records are stamped with the later of the scheme's
     /// tick and `real`, the tick of the real clock now (`None`: the manual clock), so that
-    /// lateness shows when the clock runs behind. Returns `(done, delivered)`: whether the clock stands on `target` with its
-    /// expiries processed (or carried), and whether records were added to the ring.
-    pub(crate) fn run_to(
-        &mut self,
-        target: u64,
-        real: Option<u64>,
-        work: &mut Work,
-    ) -> (bool, bool) {
+    /// lateness shows when the clock runs behind. Returns whether the clock stands on `target`
+    /// with its expiries processed (or carried); records added to the ring set `wake`.
+    pub(crate) fn run_to(&mut self, target: u64, real: Option<u64>, work: &mut Work) -> bool {
         match self.params() {
             Some(p) => self.run_to_with(target, real, p.clock_mode(), work),
-            None => (true, false),
+            None => true,
         }
     }
 
@@ -324,7 +377,7 @@ impl State {
         real: Option<u64>,
         clock: wheel::Clock,
         work: &mut Work,
-    ) -> (bool, bool) {
+    ) -> bool {
         let State {
             configured: Some(Configured {
                 callouts, params, ..
@@ -335,17 +388,17 @@ impl State {
             tick_work,
             stops,
             mid_tick,
+            wake,
             ..
         } = self
         else {
-            return (true, false);
+            return true;
         };
-        let mut delivered = false;
         loop {
             // The expiries of the tick the clock stands on, within the per-tick budget.
             while !*mid_tick && *tick_budget > 0 && callouts.scheme().queued() > 0 {
                 if work.is_spent() {
-                    return (false, delivered);
+                    return false;
                 }
                 let Some(fired) = callouts.pop_expired() else {
                     break;
@@ -359,14 +412,16 @@ impl State {
                     Some(real) if (real.wrapping_sub(now) as i64) > 0 => real,
                     _ => now,
                 };
-                delivered |= record(ring, stats, &fired, at);
+                if record(ring, stats, &fired, at) {
+                    *wake = true;
+                }
             }
             let now = callouts.scheme().now();
             if now == target && !*mid_tick {
-                return (true, delivered);
+                return true;
             }
             if work.is_spent() {
-                return (false, delivered);
+                return false;
             }
             // Carried expiries, or the paper's periodic tick: one tick at a time.
             let left = callouts.scheme().queued();
@@ -382,7 +437,7 @@ impl State {
             *mid_tick = r == Advanced::OutOfWork
                 && callouts.scheme().next_work() == Some(callouts.scheme().now());
             match r {
-                Advanced::OutOfWork => return (false, delivered),
+                Advanced::OutOfWork => return false,
                 Advanced::Reached | Advanced::Due => {
                     // The clock stands on a new tick: its budget starts afresh.
                     stats.carried += left as u64;
@@ -473,7 +528,7 @@ mod tests {
     }
 
     fn run(st: &mut State, target: u64) {
-        while !st.run_to(target, None, &mut Work::new(8)).0 {}
+        while !st.run_to(target, None, &mut Work::new(8)) {}
     }
 
     #[test]
