@@ -73,10 +73,9 @@ impl Entry {
 
     /// Frees the entry: tags it [`FREE`] under the next generation.
     fn bump(&mut self) {
-        let mut generation = (self.generation() + 1) & GENERATION_MASK;
-        if generation == 0 {
-            generation = 1;
-        }
+        // From 2^40 - 1 to 1, skipping 0, without a branch.
+        let next = self.generation().wrapping_add(1);
+        let generation = (next & GENERATION_MASK) | (next >> 40);
         self.tag = (generation << TAG_BITS) | u64::from(FREE);
     }
 }

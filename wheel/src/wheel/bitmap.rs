@@ -48,11 +48,13 @@ impl<S: Storage> Occupancy<S> {
     }
 
     /// Marks `bit` busy.
+    #[inline]
     pub(super) fn set(&mut self, bit: u32) {
         self.words[word_of(bit)] |= mask_of(bit);
     }
 
     /// Marks `bit` idle.
+    #[inline]
     pub(super) fn clear(&mut self, bit: u32) {
         self.words[word_of(bit)] &= !mask_of(bit);
     }

@@ -133,7 +133,15 @@
 macro_rules! arena_delegates {
     ($arena:ident) => {
         fn start(&mut self, interval: u64, id: u64) -> Result<super::Handle, super::Error> {
-            self.start_range(interval, interval, id, &mut super::Work::unlimited())
+            // `start_range(interval, interval, id, unlimited)`, without the range.
+            let deadline = self.$arena.deadline(interval)?;
+            if self.placing() {
+                return Err(super::Error::Busy);
+            }
+            let deadline = self.choose(deadline, deadline)?;
+            let idx = self.$arena.alloc(id, deadline)?;
+            self.file(idx, &mut super::Work::unlimited());
+            Ok(self.$arena.handle(idx))
         }
 
         fn start_range(

@@ -105,9 +105,17 @@ impl<S: Storage> HashedUnsorted<S> {
 
     /// Lowers the bound of `slot`, busy, to `deadline`, and the walk's if it walks that slot.
     fn lower(&mut self, slot: u32, deadline: u64) {
+        self.lower_from(slot, deadline, false);
+    }
+
+    /// [`Self::lower`], or sets the bound if the slot is `empty`.
+    fn lower_from(&mut self, slot: u32, deadline: u64, empty: bool) {
+        let now = self.arena.now();
         let low = &mut self.low[slot as usize];
-        *low = self.arena.sooner(*low, deadline);
-        if self.walking && slot == self.slot_of(self.arena.now()) {
+        if empty || deadline.wrapping_sub(now) < low.wrapping_sub(now) {
+            *low = deadline;
+        }
+        if self.walking && slot == self.slot_of(now) {
             self.walk_min = self.arena.sooner(self.walk_min, deadline);
         }
     }
@@ -120,11 +128,9 @@ impl<S: Storage> HashedUnsorted<S> {
     fn file(&mut self, idx: u32, _work: &mut Work) {
         let deadline = self.arena.entry(idx).deadline;
         let slot = self.slot_of(deadline);
-        if self.slots.list(slot).is_empty() {
-            self.low[slot as usize] = deadline;
-        }
+        let empty = self.slots.list(slot).is_empty();
+        self.lower_from(slot, deadline, empty);
         self.slots.push_back(&mut self.arena, slot, SLOTTED, idx);
-        self.lower(slot, deadline);
     }
 
     fn unlink(&mut self, idx: u32) {

@@ -299,6 +299,9 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     /// The tick of the range on the boundary of the coarsest slots the range holds one of:
     /// a timer due there drops from its first slot straight to the due queue, never migrating.
     fn choose(&self, earliest: u64, latest: u64) -> Result<u64, Error> {
+        if earliest == latest {
+            return Ok(earliest);
+        }
         for level in (1..DEPTH).rev() {
             let span = Pow2::<DEPTH>.span(level);
             let boundary = earliest.wrapping_add(earliest.wrapping_neg() & (span - 1));
@@ -333,9 +336,8 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     /// Appends entry `idx` to list `list`.
     fn link(&mut self, list: usize, idx: u32) {
         let deadline = self.arena.entry(idx).deadline;
-        if self.list(list).is_empty() {
-            self.low[list] = deadline;
-        }
+        let empty = self.list(list).is_empty();
+        self.lower_from(list, deadline, empty);
         // INVARIANT: the tag is the list's index.
         match list == Self::OVERFLOW {
             true => self.arena.push_back(&mut self.overflow, list as u32, idx),
@@ -343,12 +345,20 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
                 .slots
                 .push_back(&mut self.arena, list as u32, list as u32, idx),
         }
-        self.lower(list, deadline);
     }
 
     /// Lowers the bound of list `list` to `deadline`, and the overflow walk's for that list.
     fn lower(&mut self, list: usize, deadline: u64) {
-        self.low[list] = self.arena.sooner(self.low[list], deadline);
+        self.lower_from(list, deadline, false);
+    }
+
+    /// [`Self::lower`], or sets the bound if the list is `empty`.
+    fn lower_from(&mut self, list: usize, deadline: u64, empty: bool) {
+        let now = self.arena.now();
+        let low = &mut self.low[list];
+        if empty || deadline.wrapping_sub(now) < low.wrapping_sub(now) {
+            *low = deadline;
+        }
         if list == Self::OVERFLOW && self.ov_walk {
             self.ov_min = self.arena.sooner(self.ov_min, deadline);
         }

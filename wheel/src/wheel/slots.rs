@@ -37,11 +37,13 @@ impl<S: Storage> Slots<S> {
     }
 
     /// The list of `slot`.
+    #[inline]
     pub(super) fn list(&self, slot: u32) -> &List {
         &self.lists[slot as usize]
     }
 
     /// Appends entry `idx`, on no list, to `slot`, tagging it `tag`.
+    #[inline]
     pub(super) fn push_back(&mut self, arena: &mut Arena<S>, slot: u32, tag: u32, idx: u32) {
         arena.push_back(&mut self.lists[slot as usize], tag, idx);
         // INVARIANT: the list is not empty.
@@ -50,6 +52,7 @@ impl<S: Storage> Slots<S> {
 
     /// Inserts entry `idx`, on no list, before entry `at` of `slot` (at the end for `NIL`),
     /// tagging it `tag`.
+    #[inline]
     pub(super) fn insert_before(
         &mut self,
         arena: &mut Arena<S>,
@@ -64,6 +67,7 @@ impl<S: Storage> Slots<S> {
     }
 
     /// Unlinks entry `idx` from `slot`, the slot it is on.
+    #[inline]
     pub(super) fn unlink(&mut self, arena: &mut Arena<S>, slot: u32, idx: u32) {
         let list = &mut self.lists[slot as usize];
         arena.unlink(list, idx);
