@@ -734,3 +734,24 @@ fn placing_timers_can_be_stopped_and_fire_on_time() {
         assert_eq!(s.stop(p), Err(Error::Stale), "{name}");
     }
 }
+
+#[test]
+fn dense_ticks_are_cut_into_holds_of_256() {
+    // 20 000 timers due on one tick, 4096 ticks ahead: one slot of the hashed wheels to walk,
+    // one level-2 slot of scheme 7 to cascade twice, all 20 000 to queue, scheme 1's whole
+    // list to walk on every tick it runs.
+    for kind in SchemeKind::ALL {
+        for clock in [Clock::Tickless, Clock::Periodic] {
+            let mut s = common::scheme(kind, 20_000, 0).unwrap();
+            for id in 0..20_000 {
+                s.start(4096, id).unwrap();
+            }
+            let (fired, calls) = run_to(&mut s, 4096, clock, Some(256));
+            let name = kind.name();
+            assert_eq!(fired.len(), 20_000, "{name} {clock:?}");
+            assert!(fired.iter().all(|&(d, _)| d == 4096), "{name} {clock:?}");
+            assert!(calls >= 20_000 / 257, "{name} {clock:?}: {calls} holds");
+            assert!(s.is_empty(), "{name} {clock:?}");
+        }
+    }
+}
