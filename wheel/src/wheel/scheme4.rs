@@ -20,7 +20,8 @@
 //! | next expiry | O(MaxInterval/64) | first busy slot after the cursor, 64 slots a step   |
 //!
 //! A tickless clock jumps the cursor to the next busy slot, found in the bitmap: the idle ticks
-//! in between cost 64 slots a step, however many they are.
+//! in between cost 64 slots a step, however many they are. A jump of `k` ticks moves the cursor
+//! `k mod MaxInterval` slots, the one division of the scheme, paid per jump and never per timer.
 //!
 //! # Geometry
 //!
