@@ -458,8 +458,9 @@ mod tests {
     }
 
     #[test]
-    fn an_entry_is_four_words() {
+    fn an_entry_is_four_words_and_a_handle_one() {
         assert_eq!(core::mem::size_of::<Entry>(), 32);
+        assert_eq!(core::mem::size_of::<Option<Handle>>(), 8);
     }
 
     #[test]
