@@ -28,14 +28,18 @@
 //! - *The clock* is tickless (`clock.rs`): the instance's hrtimer is armed for the next tick
 //!   that has work, as the scheme tells it (`Scheme::next_work`), and not at all while nothing
 //!   is outstanding; idle ticks are skipped at a cost independent of their number. With
-//!   `TW_CONFIG_PERIODIC` it fires on every tick, as the paper's clock does. The manual clock
-//!   (`TW_IOC_ADVANCE`) runs the same code without a timer.
+//!   `TW_CONFIG_PERIODIC` it fires on every tick, as the paper's clock does. Since a tickless
+//!   scheme's clock stands still while nothing is due, a start first brings it up to the tick
+//!   real time has reached (skipping idle ticks costs nothing), so that "ticks from now" counts
+//!   from the real now. The manual clock (`TW_IOC_ADVANCE`) runs the same code without a timer.
 //! - *Bounded holds* (`instance.rs`): the state sits under a `SpinLockIrq`, since the
 //!   hrtimer callback shares it. Every hold does at most `hold_work` entries of work (W, a
 //!   module parameter, 256 by default), counted in entries visited or moved, not in
 //!   operations: per-tick bookkeeping, expiry, catch-up, a sorted-list walk (schemes 2 and 5),
-//!   batches, benches, ADVANCE. What does not fit continues in the next hold, after the lock
-//!   was released and, in process context, pending signals looked at (EINTR). 256 entries is
+//!   batches, benches, ADVANCE. A hold takes no new step once fewer than `STEP_MARGIN` (48)
+//!   entries are left, the most one step (a heap sift for a stop and a start) can cost, so it
+//!   never exceeds W. What does not fit continues in the next hold, after the lock was
+//!   released and, in process context, pending signals looked at (EINTR). 256 entries is
 //!   a few microseconds on hardware (one entry is one or two cache misses) and still amortises
 //!   the lock over about a hundred resets in the benches; the statistics report the most work
 //!   and the longest hold seen, so the bound can be checked from user space.

@@ -158,6 +158,11 @@ pub(crate) struct Instance {
     pub(crate) core: Arc<Core>,
 }
 
+/// Whether the current task has a signal pending.
+pub(crate) fn signalled() -> bool {
+    kernel::current!().signal_pending()
+}
+
 impl Instance {
     /// The `slow` mutex (see the module documentation).
     pub(crate) fn slow_lock(
@@ -165,17 +170,10 @@ impl Instance {
     ) -> kernel::sync::lock::Guard<'_, (), kernel::sync::lock::mutex::MutexBackend> {
         self.slow.lock()
     }
-}
 
-/// Whether the current task has a signal pending.
-pub(crate) fn signalled() -> bool {
-    kernel::current!().signal_pending()
-}
-
-impl Instance {
     /// Installs the storage and clock for `params`; EBUSY if already configured.
     fn configure(&self, params: Params) -> Result {
-        let _clock = self.clock.lock();
+        let clock = self.clock.lock();
         if self.core.state.lock().configured.is_some() {
             return Err(EBUSY);
         }
@@ -184,7 +182,7 @@ impl Instance {
         let ring = Ring::new(params.ring)?;
         let old = self.core.state.lock().install(callouts, params, ring);
         drop(old);
-        drop(_clock);
+        drop(clock);
         // A periodic real clock ticks from the start; a tickless one waits for work.
         self.arm();
         Ok(())
