@@ -26,8 +26,9 @@
 #             KTAP result ok; then the scan of the guest's dmesg for any checker report
 #   fig9      the Figure 9 benchmark as a smoke test: scripts/run.sh --quick on the debug kernel,
 #             then a check of what the tool reports: every curve it measured has positive
-#             costs, every point it did not measure says why, the key points (schemes 6, 7 and
-#             Linux at n = 1000) are measured, and the figures parse (no timing is asserted)
+#             costs, every point it did not measure says why (fig9.csv, tick.csv, memory.csv,
+#             wakeups.csv), the key points (schemes 6, 7 and Linux at n = 1000) are measured,
+#             and the figures parse (no timing is asserted)
 #
 # Ends with a line "N passed, N failed" over the steps; exit status 0 only if all passed.
 set -uo pipefail
@@ -277,6 +278,10 @@ for prefix in ("scheme6-", "scheme7-", "linux-timer_list", "linux-hrtimer"):
     assert any(c.startswith(prefix) for c in key), f"no {prefix}* curve in fig9.csv: {curves}"
 missing = [c for c in key if ("kernel", 1000) not in measured[c]]
 assert not missing, f"key points not measured at n=1000 (kernel): {missing}"
+for name in ("tick.csv", "memory.csv", "wakeups.csv"):
+    for r in csv.DictReader(open(f"{out}/{name}")):
+        values = [v for k, v in r.items() if k not in ("note", "repeat") and v == ""]
+        assert not values or r.get("note", "").strip(), f"{name}: a row neither measured nor noted: {r}"
 for svg in ("fig9.svg", "fig9-ioctl.svg", "tick.svg"):
     root = ET.parse(f"{out}/{svg}").getroot()
     lines = root.findall(".//{http://www.w3.org/2000/svg}polyline")
