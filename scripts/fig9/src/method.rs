@@ -223,35 +223,8 @@ pub fn config_for(scheme: u32, n: u64, slots: u32) -> tw_config {
     }
 }
 
-/// A small, fast, seedable generator (SplitMix64): the random deadlines.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[lo, hi)` (the tiny modulo bias is irrelevant here).
-    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next_u64() % (hi - lo)
-    }
-
-    /// Fisher-Yates.
-    pub fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in (1..v.len()).rev() {
-            let j = self.range(0, i as u64 + 1) as usize;
-            v.swap(i, j);
-        }
-    }
-}
+/// The random deadlines: the tree's one generator, from the wheel crate.
+pub use wheel::rng::Rng;
 
 /// A seed per curve and n, so that each point is reproducible on its own.
 pub fn seed_for(base: u64, curve: &str, n: u64) -> u64 {

@@ -223,9 +223,8 @@ mod tests {
         let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../doc");
         let rows: Vec<Row> = read(&doc.join("fig9.csv")).unwrap();
         assert!(rows.len() > 100);
-        assert!(rows
-            .iter()
-            .all(|r| r.repeat == 0 && r.max_hold_ns.is_none()));
+        // The published run measured every point several times, each repeat on its own row.
+        assert!(rows.iter().any(|r| r.repeat > 0));
         assert!(point(&rows, "scheme7-setcallout", "kernel", 1000).is_some());
         let ticks: Vec<TickRow> = read(&doc.join("tick.csv")).unwrap();
         assert!(ticks.iter().any(|t| t.curve == "scheme6-turnover"));

@@ -37,6 +37,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use wheel::callout::{Callouts, Origin};
+use wheel::rng::Rng;
 use wheel::{AnyScheme, Config, Error, Handle, HostStorage, Scheme, SchemeKind, Work};
 
 /// Benchmarks the timer schemes of Varghese & Lauck and the BSD callout layer on the host.
@@ -115,30 +116,6 @@ impl Opts {
             slots: cli.slots,
             seed: cli.seed,
         }
-    }
-}
-
-/// xorshift64*, seeded through splitmix64.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        Rng((z ^ (z >> 31)) | 1)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// In `lo..=hi`.
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next() % (hi - lo + 1)
     }
 }
 
@@ -372,7 +349,7 @@ fn measure(t: Timing, setup: Duration, max_reps: u64, mut f: impl FnMut(u64)) ->
 /// inserts each at its head, so filling is O(n) for every scheme and only the measured
 /// operation shows each scheme's cost.
 fn far_intervals(n: u64, rng: &mut Rng) -> Vec<u64> {
-    let mut v: Vec<u64> = (0..n).map(|_| rng.range(FAR_LO, FAR_HI - 1)).collect();
+    let mut v: Vec<u64> = (0..n).map(|_| rng.range(FAR_LO, FAR_HI)).collect();
     v.sort_unstable_by(|a, b| b.cmp(a));
     v
 }
@@ -403,7 +380,7 @@ fn sweep_scheme(kind: SchemeKind, ns: &[u64], opts: &Opts, res: &mut Results) {
         hash: true,
     };
     let mut rng = Rng::new(opts.seed);
-    let resets: Vec<u64> = (0..4096).map(|_| rng.range(FAR_HI, RESET_HI)).collect();
+    let resets: Vec<u64> = (0..4096).map(|_| rng.range(FAR_HI, RESET_HI + 1)).collect();
     for &n in ns {
         let cap = n as u32 + 1;
         if live.scheme_side() {
@@ -565,25 +542,27 @@ impl Mixed {
         let base = unit * 10;
         // Long timers pushed back on every activity: never executed.
         for r in LONG_RESCHED {
-            let i = self.rng.range(LONG.0, LONG.1);
+            let i = self.rng.range(LONG.0, LONG.1 + 1);
             self.arm(base + r, i);
         }
-        let roll = self.rng.next() % 16;
+        let roll = self.rng.next_u64() % 16;
         for m in MEDIUM {
             if roll < 2 && self.handles[base + m].is_none() {
-                let i = self.rng.range(64, 512);
+                let i = self.rng.range(64, 513);
                 self.arm(base + m, i);
             }
         }
         if roll == 15 {
             match self.handles[base + MEDIUM_CANCEL] {
                 None => {
-                    let i = self.rng.range(128, 512);
+                    let i = self.rng.range(128, 513);
                     self.arm(base + MEDIUM_CANCEL, i);
                 }
-                Some(_) if self.rng.next().is_multiple_of(2) => self.cancel(base + MEDIUM_CANCEL),
+                Some(_) if self.rng.next_u64().is_multiple_of(2) => {
+                    self.cancel(base + MEDIUM_CANCEL)
+                }
                 Some(_) => {
-                    let i = self.rng.range(1, 64);
+                    let i = self.rng.range(1, 65);
                     self.arm(base + MEDIUM_CANCEL, i);
                 }
             }
@@ -595,13 +574,13 @@ impl Mixed {
         self.ops += 1;
         let (unit, role) = (slot / 10, slot % 10);
         if SHORT.contains(&role) {
-            let i = self.rng.range(1, 16);
+            let i = self.rng.range(1, 17);
             self.arm(slot, i);
-            if self.rng.next().is_multiple_of(4) {
+            if self.rng.next_u64().is_multiple_of(4) {
                 self.activity(unit);
             }
         } else if role == LONG_ONCE {
-            let i = self.rng.range(LONG.0, LONG.1);
+            let i = self.rng.range(LONG.0, LONG.1 + 1);
             self.arm(slot, i);
         }
     }
@@ -632,10 +611,10 @@ fn mixed(kind: SchemeKind, units: u64, ticks: u64, opts: &Opts) -> (f64, bool) {
     };
     for u in 0..units as usize {
         for r in SHORT {
-            let i = m.rng.range(1, 16);
+            let i = m.rng.range(1, 17);
             m.arm(u * 10 + r, i);
         }
-        let i = m.rng.range(LONG.0, LONG.1);
+        let i = m.rng.range(LONG.0, LONG.1 + 1);
         m.arm(u * 10 + LONG_ONCE, i);
         m.activity(u);
     }
@@ -821,7 +800,7 @@ impl Messages {
     }
 
     fn arm(&mut self, id: u64, range: (u64, u64)) -> Result<(), Error> {
-        let ticks = self.rng.range(range.0, range.1);
+        let ticks = self.rng.range(range.0, range.1 + 1);
         self.handles[id as usize] = Some(self.t.arm(ticks, id)?);
         self.ops += 1;
         Ok(())
@@ -833,7 +812,7 @@ impl Messages {
         let idle = unit * 3 + MSG_IDLE;
         match self.handles[idle as usize] {
             Some(h) => {
-                let ticks = self.rng.range(IDLE_TICKS.0, IDLE_TICKS.1);
+                let ticks = self.rng.range(IDLE_TICKS.0, IDLE_TICKS.1 + 1);
                 self.handles[idle as usize] = Some(self.t.push_back(h, ticks, idle)?);
                 self.ops += 1;
             }
@@ -852,7 +831,7 @@ impl Messages {
         let unit = id / 3;
         match id % 3 {
             MSG_SHORT => {
-                let peer = (unit + 1 + self.rng.next() % (self.units - 1).max(1)) % self.units;
+                let peer = (unit + 1 + self.rng.next_u64() % (self.units - 1).max(1)) % self.units;
                 self.receive(peer, unit)?;
                 self.arm(id, SHORT_TICKS)
             }

@@ -40,6 +40,19 @@ impl Rng {
             _ => lo.wrapping_add(self.next_u64() % spread),
         }
     }
+
+    /// A value in `lo..hi` (`lo` itself if the range is empty).
+    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        self.within(lo, hi.saturating_sub(lo))
+    }
+
+    /// Shuffles `v` uniformly (Fisher-Yates).
+    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = self.range(0, i as u64 + 1) as usize;
+            v.swap(i, j);
+        }
+    }
 }
 
 #[cfg(test)]
