@@ -19,7 +19,7 @@
 //! from. The tag and the 40-bit generation share one word: 24 bits of tag, which is why a
 //! scheme's own tags stay below [`PLACING`], and why capacity is at most [`MAX_CAPACITY`].
 
-use super::{Config, Error, Expired, Handle, Storage, MAX_INTERVAL};
+use super::{Config, Error, Expired, Handle, Storage, Work, MAX_INTERVAL};
 
 /// The null index.
 pub const NIL: u32 = u32::MAX;
@@ -224,6 +224,58 @@ impl<S: Storage> Arena<S> {
     /// Ticks from now until `deadline` (modulo 2^64).
     pub fn remaining(&self, deadline: u64) -> u64 {
         deadline.wrapping_sub(self.now)
+    }
+
+    /// The bounded walk of a sorted list (schemes 2 and 5): from entry `at` on, steps past
+    /// every entry due no later than entry `idx`, spending one unit of `work` per entry and at
+    /// least one step in all. `Ok` with the first entry due later (or [`NIL`]): `idx` goes
+    /// before it. `Err` with the first entry not yet compared when the budget runs out.
+    pub fn walk_sorted(&self, idx: u32, mut at: u32, work: &mut Work) -> Result<u32, u32> {
+        let left = self.remaining(self.entries[idx as usize].deadline);
+        let mut first = true;
+        while at != NIL && self.remaining(self.entries[at as usize].deadline) <= left {
+            if work.is_spent() && !first {
+                return Err(at);
+            }
+            first = false;
+            work.spend(1);
+            at = self.next(at);
+        }
+        Ok(at)
+    }
+
+    /// The bounded, resumable walk of a tick over an unsorted list (scheme 1's one list,
+    /// scheme 6's slot): from entry `*walk` on, queues every entry due now, taken off its list
+    /// by `unlink`, and lowers `*min` to the deadline of each other, spending one unit of
+    /// `work` per entry and at least one step in all. `true` once the end is reached; else
+    /// `*walk` is the first entry not yet visited.
+    pub fn walk_due(
+        &mut self,
+        walk: &mut u32,
+        min: &mut u64,
+        work: &mut Work,
+        mut unlink: impl FnMut(&mut Self, u32),
+    ) -> bool {
+        let now = self.now;
+        let mut first = true;
+        while *walk != NIL {
+            if work.is_spent() && !first {
+                return false;
+            }
+            first = false;
+            let at = *walk;
+            // Step first: a due entry leaves the list.
+            *walk = self.next(at);
+            work.spend(1);
+            let deadline = self.entries[at as usize].deadline;
+            if deadline == now {
+                unlink(self, at);
+                self.queue(at);
+            } else {
+                *min = self.sooner(*min, deadline);
+            }
+        }
+        true
     }
 
     /// Entries in use: pending plus queued.

@@ -120,24 +120,14 @@ impl<S: Storage> Straightforward<S> {
     }
 
     fn run_tick(&mut self, work: &mut Work) -> bool {
-        let now = self.arena.now();
-        let mut first = true;
-        while self.walk != NIL {
-            if work.is_spent() && !first {
-                return false;
-            }
-            first = false;
-            let at = self.walk;
-            // Step first: a due entry leaves the list.
-            self.walk = self.arena.next(at);
-            work.spend(1);
-            let deadline = self.arena.entry(at).deadline;
-            if deadline == now {
-                self.arena.unlink(&mut self.list, at);
-                self.arena.queue(at);
-            } else {
-                self.walk_min = self.arena.sooner(self.walk_min, deadline);
-            }
+        let list = &mut self.list;
+        if !self
+            .arena
+            .walk_due(&mut self.walk, &mut self.walk_min, work, |a, at| {
+                a.unlink(list, at)
+            })
+        {
+            return false;
         }
         if self.walking {
             // INVARIANT: the walk saw every entry still pending, or lowered `walk_min` as

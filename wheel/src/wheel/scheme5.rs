@@ -119,20 +119,16 @@ impl<S: Storage> HashedSorted<S> {
 
     /// Continues the walk of the placing timer; `true` once it is placed.
     fn walk(&mut self, work: &mut Work) -> bool {
-        let Some(Placing { idx, mut at }) = self.placing else {
+        let Some(Placing { idx, at }) = self.placing else {
             return true;
         };
-        let left = self.remaining(idx);
-        let mut first = true;
-        while at != NIL && self.remaining(at) <= left {
-            if work.is_spent() && !first {
+        let at = match self.arena.walk_sorted(idx, at, work) {
+            Ok(at) => at,
+            Err(at) => {
                 self.placing = Some(Placing { idx, at });
                 return false;
             }
-            first = false;
-            work.spend(1);
-            at = self.arena.next(at);
-        }
+        };
         self.placing = None;
         // INVARIANT: after every entry due no later, before the first due later.
         let slot = self.slot_of(self.arena.entry(idx).deadline);

@@ -170,23 +170,15 @@ impl<S: Storage> HashedUnsorted<S> {
     /// Walks the clock's slot: queues the entries due now and leaves the others.
     fn run_tick(&mut self, work: &mut Work) -> bool {
         let now = self.arena.now();
-        let mut first = true;
-        while self.walk != NIL {
-            if work.is_spent() && !first {
-                return false;
-            }
-            first = false;
-            let at = self.walk;
-            // Step first: a due entry leaves the list.
-            self.walk = self.arena.next(at);
-            work.spend(1);
-            let deadline = self.arena.entry(at).deadline;
-            if deadline == now {
-                self.unlink(at);
-                self.arena.queue(at);
-            } else {
-                self.walk_min = self.arena.sooner(self.walk_min, deadline);
-            }
+        let slot = self.slot_of(now);
+        let slots = &mut self.slots;
+        if !self
+            .arena
+            .walk_due(&mut self.walk, &mut self.walk_min, work, |a, at| {
+                slots.unlink(a, slot, at)
+            })
+        {
+            return false;
         }
         if self.walking {
             // INVARIANT: the walk saw every entry left on the slot, or lowered `walk_min` as
