@@ -141,8 +141,19 @@ pub(crate) fn bench_timer_list(b: &tw_bench) -> Result<u64> {
     }
     timers.arm(n, rng.within(b.min_ticks, b.spread));
     let in_place = b.kind == TW_BENCH_TIMER_LIST_MOD;
+    timed_in_chunks(b.iterations, || {
+        if !in_place {
+            timers.disarm(n);
+        }
+        timers.arm(n, rng.within(b.min_ticks, b.spread));
+    })
+}
+
+/// Runs `reset` `iterations` times, timed in chunks between which a pending signal ends the
+/// loop (EINTR). Returns the time spent in the chunks.
+fn timed_in_chunks(iterations: u64, mut reset: impl FnMut()) -> Result<u64> {
     let mut elapsed = 0;
-    let mut left = b.iterations;
+    let mut left = iterations;
     while left > 0 {
         if kernel::current!().signal_pending() {
             return Err(EINTR);
@@ -150,10 +161,7 @@ pub(crate) fn bench_timer_list(b: &tw_bench) -> Result<u64> {
         let chunk = left.min(CHUNK);
         let start = Instant::<Monotonic>::now();
         for _ in 0..chunk {
-            if !in_place {
-                timers.disarm(n);
-            }
-            timers.arm(n, rng.within(b.min_ticks, b.spread));
+            reset();
         }
         elapsed += start.elapsed().as_nanos() as u64;
         left -= chunk;
@@ -214,26 +222,15 @@ pub(crate) fn bench_hrtimer(b: &tw_bench) -> Result<u64> {
             .clone()
             .start(bench_hr_delta(rng.within(b.min_ticks, b.spread))),
     );
-    let mut ns = 0;
-    let mut left = b.iterations;
-    while left > 0 {
-        if kernel::current!().signal_pending() {
-            return Err(EINTR);
-        }
-        let chunk = left.min(CHUNK);
-        let start = Instant::<Monotonic>::now();
-        for _ in 0..chunk {
-            // Dropping the handle cancels the timer: hrtimer_cancel, then hrtimer_start.
-            drop(handle.take());
-            handle = Some(
-                extra
-                    .clone()
-                    .start(bench_hr_delta(rng.within(b.min_ticks, b.spread))),
-            );
-        }
-        ns += start.elapsed().as_nanos() as u64;
-        left -= chunk;
-    }
+    let ns = timed_in_chunks(b.iterations, || {
+        // Dropping the handle cancels the timer: hrtimer_cancel, then hrtimer_start.
+        drop(handle.take());
+        handle = Some(
+            extra
+                .clone()
+                .start(bench_hr_delta(rng.within(b.min_ticks, b.spread))),
+        );
+    })?;
     // Dropping the handles cancels every timer before its memory goes.
     drop(handle);
     drop(pending);
