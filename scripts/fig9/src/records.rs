@@ -186,21 +186,30 @@ pub fn point(rows: &[Row], curve: &str, measure: &str, n: u64) -> Option<Spread>
     )
 }
 
+/// A kernel-measure row of the setcallout interface, for tests.
+#[cfg(test)]
+pub(crate) fn test_row(curve: &str, n: u64, ns: Option<f64>, note: &str) -> Row {
+    Row {
+        curve: curve.into(),
+        interface: "setcallout".into(),
+        measure: "kernel".into(),
+        n,
+        ns_per_op: ns,
+        iterations: 3,
+        note: note.into(),
+        ..Row::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn row(curve: &str, n: u64, ns: Option<f64>, note: &str) -> Row {
         Row {
-            curve: curve.into(),
-            interface: "setcallout".into(),
-            measure: "kernel".into(),
-            n,
-            ns_per_op: ns,
-            iterations: 7,
-            note: note.into(),
             repeat: 2,
             max_hold_ns: Some(1500),
+            ..test_row(curve, n, ns, note)
         }
     }
 

@@ -229,18 +229,7 @@ pub fn results_md(r: &Results, wakeups: &[WakeupRow], setup: &str) -> String {
 mod tests {
     use super::*;
 
-    fn row(curve: &str, n: u64, ns: Option<f64>, note: &str) -> Row {
-        Row {
-            curve: curve.into(),
-            interface: "setcallout".into(),
-            measure: "kernel".into(),
-            n,
-            ns_per_op: ns,
-            iterations: 3,
-            note: note.into(),
-            ..Row::default()
-        }
-    }
+    use crate::records::test_row as row;
 
     #[test]
     fn cost_formatting() {
