@@ -75,7 +75,6 @@ use crate::{
     },
     uapi::*,
     wheel::{
-        callout::Callouts,
         Handle,
         Scheme,
         SchemeKind,
@@ -178,7 +177,7 @@ impl Instance {
             return Err(EBUSY);
         }
         // Allocate in process context, outside the spinlock.
-        let callouts = Callouts::new(params.kind, &params.wheel).map_err(errno)?;
+        let callouts = params.callouts()?;
         let ring = Ring::new(params.ring)?;
         let old = self.core.state.lock().install(callouts, params, ring);
         drop(old);

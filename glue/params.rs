@@ -18,6 +18,8 @@ pub(crate) struct Params {
     pub(crate) kind: SchemeKind,
     pub(crate) clock: u32,
     pub(crate) periodic: bool,
+    /// No side table for the legacy interface.
+    pub(crate) handles_only: bool,
     pub(crate) wheel: wheel::Config,
     pub(crate) tick_ns: u64,
     pub(crate) ring: u32,
@@ -50,7 +52,7 @@ impl Params {
             || !(TW_MIN_TICK_NS..=TW_MAX_TICK_NS).contains(&tick_ns)
             || ring > TW_MAX_RING
             || budget > TW_MAX_BUDGET
-            || c.flags & !TW_CONFIG_PERIODIC != 0
+            || c.flags & !(TW_CONFIG_PERIODIC | TW_CONFIG_HANDLES_ONLY) != 0
             || c.reserved != 0
         {
             return Err(EINVAL);
@@ -59,6 +61,7 @@ impl Params {
             kind,
             clock: c.clock,
             periodic: c.flags & TW_CONFIG_PERIODIC != 0,
+            handles_only: c.flags & TW_CONFIG_HANDLES_ONLY != 0,
             wheel: wheel::Config {
                 capacity,
                 slots,
@@ -81,11 +84,24 @@ impl Params {
 
     /// The `flags` word of `struct tw_stats`.
     pub(crate) fn flags(&self) -> u64 {
+        let mut flags = 0;
         if self.periodic {
-            u64::from(TW_CONFIG_PERIODIC)
-        } else {
-            0
+            flags |= TW_CONFIG_PERIODIC;
         }
+        if self.handles_only {
+            flags |= TW_CONFIG_HANDLES_ONLY;
+        }
+        u64::from(flags)
+    }
+
+    /// The callout layer for these parameters, allocated now (process context).
+    pub(crate) fn callouts<S: wheel::Storage>(&self) -> Result<wheel::callout::Callouts<S>> {
+        let c = if self.handles_only {
+            wheel::callout::Callouts::with_handles_only(self.kind, &self.wheel)
+        } else {
+            wheel::callout::Callouts::new(self.kind, &self.wheel)
+        };
+        c.map_err(crate::uapi::errno)
     }
 }
 
@@ -139,7 +155,7 @@ mod tests {
                 budget: TW_MAX_BUDGET + 1,
                 ..d()
             },
-            tw_config { flags: 2, ..d() },
+            tw_config { flags: 4, ..d() },
             tw_config { reserved: 1, ..d() },
         ];
         for c in &bad {

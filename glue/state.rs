@@ -519,11 +519,7 @@ mod tests {
         )
         .unwrap();
         let mut st = State::new();
-        st.install(
-            Callouts::new(p.kind, &p.wheel).unwrap(),
-            p,
-            Ring::new(p.ring).unwrap(),
-        );
+        st.install(p.callouts().unwrap(), p, Ring::new(p.ring).unwrap());
         st
     }
 

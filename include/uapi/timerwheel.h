@@ -56,6 +56,9 @@
 
 /* struct tw_config.flags */
 #define TW_CONFIG_PERIODIC (1U << 0) /* run every tick's bookkeeping, never skip idle ticks */
+/* Handles only: no side table for the legacy interface (TW_IOC_TIMEOUT and TW_OP_TIMEOUT fail
+ * with EINVAL), and 32 bytes of storage per callout in schemes 4 to 7. */
+#define TW_CONFIG_HANDLES_ONLY (1U << 1)
 
 /* Limits and defaults (a 0 in struct tw_config selects the default). */
 #define TW_DEFAULT_SCHEME TW_SCHEME_HASHED_UNSORTED
@@ -172,7 +175,7 @@ struct tw_query {
 /*
  * TW_IOC_TIMEOUT: the legacy interface, timeout(func, arg, ticks); (func, arg) are opaque, but
  * func is a function and cannot be 0.
- * Errors: as TW_IOC_SETCALLOUT, and EINVAL for func 0.
+ * Errors: as TW_IOC_SETCALLOUT, and EINVAL for func 0 or on a TW_CONFIG_HANDLES_ONLY instance.
  */
 struct tw_timeout {
 	__u64 func;

@@ -27,6 +27,7 @@ pub const TW_CLOCK_REAL: u32 = 0;
 pub const TW_CLOCK_MANUAL: u32 = 1;
 
 pub const TW_CONFIG_PERIODIC: u32 = 1 << 0;
+pub const TW_CONFIG_HANDLES_ONLY: u32 = 1 << 1;
 
 pub const TW_DEFAULT_SCHEME: u32 = TW_SCHEME_HASHED_UNSORTED;
 pub const TW_DEFAULT_CAPACITY: u32 = 65536;

@@ -389,7 +389,11 @@ fn prepare(
     n: u64,
 ) -> io::Result<Box<dyn Instance>> {
     let dev = (ctx.open)()?;
-    let config = config_for(scheme, n, ctx.setup.slots);
+    let mut config = config_for(scheme, n, ctx.setup.slots);
+    if api != Api::Timeout {
+        // Handles alone need no side table: the memory of the new interface.
+        config.flags |= TW_CONFIG_HANDLES_ONLY;
+    }
     dev.configure(&config)
         .map_err(|e| annotate(e, "TW_IOC_CONFIGURE"))?;
     let t0 = Instant::now();
