@@ -566,6 +566,28 @@ mod tests {
     }
 
     #[test]
+    fn handles_only_refuses_the_legacy_interface() {
+        let p = Params::from_uapi(
+            &tw_config {
+                scheme: 7,
+                clock: TW_CLOCK_MANUAL,
+                capacity: 64,
+                flags: TW_CONFIG_HANDLES_ONLY,
+                ..tw_config::default()
+            },
+            TW_DEFAULT_TICK_NS,
+        )
+        .unwrap();
+        let mut st = State::new();
+        st.install(p.callouts().unwrap(), p, Ring::new(4).unwrap());
+        let w = &mut Work::unlimited();
+        assert_eq!(st.timeout(1, 2, 3, 0, w), Err(EINVAL));
+        let h = st.set(3, 0, 9, w).unwrap();
+        assert_eq!(st.unset(h), Ok(()));
+        assert_eq!(st.snapshot().flags, u64::from(TW_CONFIG_HANDLES_ONLY));
+    }
+
+    #[test]
     fn ranges_are_checked() {
         assert_eq!(range(0, 0), Err(EINVAL));
         assert_eq!(range(5, 0), Ok(5));
