@@ -417,7 +417,10 @@ impl State {
                 }
             }
             let now = callouts.scheme().now();
-            if now == target && !*mid_tick {
+            // A target the clock has passed counts as reached: a start on another CPU may have
+            // brought a real clock further than the tick a callback read before it got the
+            // lock. Never run the scheme round towards a tick behind it.
+            if (target.wrapping_sub(now) as i64) <= 0 && !*mid_tick {
                 return true;
             }
             if work.is_spent() {
@@ -585,6 +588,16 @@ mod tests {
         let h = st.set(3, 0, 9, w).unwrap();
         assert_eq!(st.unset(h), Ok(()));
         assert_eq!(st.snapshot().flags, u64::from(TW_CONFIG_HANDLES_ONLY));
+    }
+
+    #[test]
+    fn a_target_behind_the_clock_runs_nothing() {
+        let mut st = state(7, 16);
+        st.set(50, 0, 1, &mut Work::unlimited()).unwrap();
+        run(&mut st, 20);
+        assert!(st.run_to(10, None, &mut Work::new(8)));
+        let s = st.snapshot();
+        assert_eq!((s.now, s.fired, s.outstanding), (20, 0, 1));
     }
 
     #[test]
