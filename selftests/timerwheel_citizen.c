@@ -222,13 +222,15 @@ TEST_F_TIMEOUT(hostile, other_work_goes_on_and_holds_stay_bounded, 900)
 	struct tw_config oc = { .scheme = TW_SCHEME_HIERARCHICAL, .clock = TW_CLOCK_REAL };
 	struct tw_stats st, ost;
 	struct tw_info info;
-	__u64 t0, t_fill, t_cmd, rounds_before;
+	__u64 t0, t_cfg, t_fill, t_cmd, t_end, rounds_before;
 	pthread_t t;
 	int ret;
 
 	if (self->fd < 0 || self->other < 0)
 		return;
 	ASSERT_EQ(0, get_info(self->fd, &info));
+	/* The clock starts inside CONFIGURE: tick k comes no sooner than k periods after t_cfg. */
+	t_cfg = now_ns();
 	ASSERT_EQ(0, configure_slots(_metadata, self->fd, &c, variant->min_slots))
 		TH_LOG("configure: %s", strerror(errno));
 	if (variant->min_slots)
@@ -255,6 +257,7 @@ TEST_F_TIMEOUT(hostile, other_work_goes_on_and_holds_stay_bounded, 900)
 	atomic_store(&o.stop, 1);
 	pthread_join(t, NULL);
 	ASSERT_EQ(0, get_stats(self->fd, &st));
+	t_end = now_ns();
 	ASSERT_EQ(0, get_stats(self->other, &ost));
 
 	TH_LOG("fill of %u: %llu ms; shell command: %llu ms; other fd: %llu rounds, slowest %llu us, "
@@ -267,6 +270,10 @@ TEST_F_TIMEOUT(hostile, other_work_goes_on_and_holds_stay_bounded, 900)
 
 	EXPECT_EQ(variant->capacity, st.outstanding);
 	EXPECT_EQ(0, st.fired);
+	/* Behind the real clock under overload, never ahead of it. */
+	EXPECT_GE((t_end - t_cfg) / TW_MIN_TICK_NS + 1, st.now)
+		TH_LOG("the instance stands on tick %llu after %llu periods", st.now,
+		       (t_end - t_cfg) / TW_MIN_TICK_NS);
 	EXPECT_EQ(0, o.errors) TH_LOG("first: %s, %s", o.first_op, strerror(o.first_errno));
 	EXPECT_GT(PROMPT_NS, o.max_ns) TH_LOG("the other fd waited %llu ms", o.max_ns / MS);
 	EXPECT_GE(info.hold_work, st.max_hold_work);
