@@ -475,9 +475,11 @@ impl State {
             s.outstanding = scheme.len() as u64;
             s.queued = scheme.queued() as u64;
             s.now = scheme.now();
-            // Ticks the clock stood on (bookkeeping and expiry ran), and those it skipped.
+            // Ticks the clock stood on (bookkeeping and expiry ran), the one whose bookkeeping
+            // is half done included (the scheme's clock already names it), and those it
+            // skipped.
             let elapsed = scheme.now().wrapping_sub(c.params.wheel.start);
-            s.ticks = self.stops.min(elapsed);
+            s.ticks = (self.stops + u64::from(self.mid_tick)).min(elapsed);
             s.skipped = elapsed - s.ticks;
             s.memory_bytes = (c.callouts.memory_bytes() + self.ring.memory_bytes()) as u64;
         }
@@ -588,6 +590,19 @@ mod tests {
         let h = st.set(3, 0, 9, w).unwrap();
         assert_eq!(st.unset(h), Ok(()));
         assert_eq!(st.snapshot().flags, u64::from(TW_CONFIG_HANDLES_ONLY));
+    }
+
+    #[test]
+    fn a_tick_left_half_done_counts_as_run_not_skipped() {
+        let mut st = state(1, 64);
+        for i in 0..40 {
+            st.set(1000 + i, 0, i, &mut Work::unlimited()).unwrap();
+        }
+        // Scheme 1 walks all 40 timers each periodic tick: 8 units leave the tick half done.
+        let done = st.run_to_with(1, None, wheel::Clock::Periodic, &mut Work::new(8));
+        assert!(!done);
+        let s = st.snapshot();
+        assert_eq!((s.now, s.ticks, s.skipped), (1, 1, 0));
     }
 
     #[test]
