@@ -14,7 +14,8 @@
 #   - bookworm-backports: QEMU 10 (matches the machine's qemu-utils);
 #   - trixie-backports: Debian's linux-source-7.3 (the kernel we build) and rust-src, the Rust
 #                std sources that must match `rustc --version` exactly;
-#   - crates.io: bindgen-cli;   PyPI: virtme-ng (in a venv under the cache directory).
+#   - crates.io: bindgen-cli, and the crates of the host tools (cargo fetch, so that later
+#                builds need no registry);   PyPI: virtme-ng (in a venv under the cache directory).
 #
 # Extra Debian suites reuse the mirror of the machine's own apt configuration and are pinned at
 # priority 100, so only the packages named here come from them.
@@ -147,6 +148,15 @@ install_virtme_ng() {
 	"$venv/bin/pip" install -q "virtme-ng==$VIRTME_NG_VER"
 }
 
+# The crates of the host tools (wheel-bench, fig9), as their lock files pin them, into cargo's
+# cache: later builds need no registry.
+fetch_crates() {
+	local manifest
+	for manifest in "$TW_TOP/wheel/Cargo.toml" "$TW_TOP/scripts/fig9/Cargo.toml"; do
+		cargo fetch --quiet --locked --manifest-path "$manifest"
+	done
+}
+
 main() {
 	command -v rustc >/dev/null || die "no rustc on PATH: install Rust (rustup) first"
 	command -v cargo >/dev/null || die "no cargo on PATH"
@@ -159,6 +169,7 @@ main() {
 	check_rust_src
 	install_bindgen
 	install_virtme_ng
+	fetch_crates
 	log "setup complete: rustc $(rustc --version | awk '{ print $2 }'), bindgen $BINDGEN_VER, clang $LLVM_VER, QEMU ${QEMU_VER#1:}, virtme-ng $VIRTME_NG_VER"
 }
 
