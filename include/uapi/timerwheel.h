@@ -17,7 +17,8 @@
  * for the paper's tick on every period instead.
  *
  * Bounded work: the instance's lock (taken with interrupts masked) is never held for more than
- * TW_HOLD_WORK entries visited or moved: per-tick bookkeeping, expiry processing, catch-up after
+ * W entries visited or moved (the module's hold_work parameter, TW_HOLD_WORK by default, reported
+ * in struct tw_info): per-tick bookkeeping, expiry processing, catch-up after
  * a late tick, the walk of a sorted list (schemes 2 and 5) and every ioctl proceed in such
  * chunks, releasing the lock in between. A real-clock tick whose work does not fit continues in
  * the next hrtimer callback; callouts then fire late, never early, and the lateness histogram,
@@ -74,7 +75,7 @@
 #define TW_MAX_RING (1U << 20)
 #define TW_DEFAULT_BUDGET 1024
 #define TW_MAX_BUDGET 65536
-#define TW_HOLD_WORK 256 /* most entries visited or moved under one hold of the lock */
+#define TW_HOLD_WORK 256 /* default W: most entries visited or moved under one hold of the lock */
 #define TW_MAX_BATCH 65536
 #define TW_MAX_ADVANCE (1ULL << 20)
 #define TW_MAX_TICKS ((1ULL << 63) - 1)
@@ -93,7 +94,7 @@ struct tw_info {
 	__u32 version; /* TW_VERSION */
 	__u32 schemes; /* bit n set: scheme n is available */
 	__u32 features; /* TW_FEATURE_* */
-	__u32 hold_work; /* TW_HOLD_WORK of this module */
+	__u32 hold_work; /* W of this module (its hold_work parameter) */
 	__u64 instances; /* open files of the device now */
 	__u64 uptime_ns; /* monotonic time since the module was loaded */
 };
@@ -113,7 +114,7 @@ struct tw_config {
 	__u32 clock; /* TW_CLOCK_* */
 	__u32 capacity; /* most callouts outstanding at once; 0: TW_DEFAULT_CAPACITY */
 	__u32 slots; /* schemes 5, 6: wheel size M; scheme 4: MaxInterval; 0: TW_DEFAULT_SLOTS */
-	__u64 tick_ns; /* real clock period; 0: TW_DEFAULT_TICK_NS */
+	__u64 tick_ns; /* real clock period; 0: the module's tick_us (TW_DEFAULT_TICK_NS by default) */
 	__u64 start_tick; /* the tick counter's first value */
 	__u32 ring; /* expiry records buffered for read(2); 0: TW_DEFAULT_RING */
 	__u32 budget; /* most expiries processed per tick, the rest carried over; 0: TW_DEFAULT_BUDGET */
@@ -259,7 +260,7 @@ struct tw_stats {
 	__u64 wakeups; /* real clock: hrtimer callbacks run */
 	__u64 skipped; /* idle ticks skipped without bookkeeping */
 	__u64 holds; /* holds of the instance's lock that did work */
-	__u64 max_hold_work; /* most entries visited or moved under one hold (<= TW_HOLD_WORK) */
+	__u64 max_hold_work; /* most entries visited or moved under one hold (<= W) */
 	__u64 max_hold_ns; /* longest hold that did work, in ns */
 	/* lateness[0]: fired on its tick; [i]: late by [2^(i-1), 2^i) ticks; last: or more */
 	__u64 lateness[TW_LATENESS_BUCKETS];
@@ -305,7 +306,7 @@ struct tw_fired {
  *
  * The instance benches need a configured manual-clock instance (so that nothing ticks it
  * meanwhile: a concurrent TW_IOC_ADVANCE on the same file waits for the bench). Their loop runs
- * in holds of at most TW_HOLD_WORK entries of work, and only the time under the lock is
+ * in holds of at most W entries of work, and only the time under the lock is
  * counted.
  *
  * Errors: EINVAL  kind unknown, iterations 0 or above TW_MAX_BENCH_ITERATIONS, n above
