@@ -474,13 +474,7 @@ FIXTURE_VARIANT(readers)
 	__u32 slots;
 };
 
-FIXTURE_VARIANT_ADD(readers, scheme1_straightforward) { .scheme = 1 };
-FIXTURE_VARIANT_ADD(readers, scheme2_ordered_list) { .scheme = 2 };
-FIXTURE_VARIANT_ADD(readers, scheme3_heap) { .scheme = 3 };
-FIXTURE_VARIANT_ADD(readers, scheme4_basic_wheel) { .scheme = 4, .slots = 4096 };
-FIXTURE_VARIANT_ADD(readers, scheme5_hashed_sorted) { .scheme = 5, .slots = 64 };
-FIXTURE_VARIANT_ADD(readers, scheme6_hashed_unsorted) { .scheme = 6, .slots = 64 };
-FIXTURE_VARIANT_ADD(readers, scheme7_hierarchical) { .scheme = 7 };
+TW_VARIANT_PER_SCHEME(readers);
 
 FIXTURE_SETUP(readers)
 {
@@ -750,13 +744,7 @@ FIXTURE_VARIANT(readiness)
 	__u32 slots;
 };
 
-FIXTURE_VARIANT_ADD(readiness, scheme1_straightforward) { .scheme = 1 };
-FIXTURE_VARIANT_ADD(readiness, scheme2_ordered_list) { .scheme = 2 };
-FIXTURE_VARIANT_ADD(readiness, scheme3_heap) { .scheme = 3 };
-FIXTURE_VARIANT_ADD(readiness, scheme4_basic_wheel) { .scheme = 4, .slots = 4096 };
-FIXTURE_VARIANT_ADD(readiness, scheme5_hashed_sorted) { .scheme = 5, .slots = 64 };
-FIXTURE_VARIANT_ADD(readiness, scheme6_hashed_unsorted) { .scheme = 6, .slots = 64 };
-FIXTURE_VARIANT_ADD(readiness, scheme7_hierarchical) { .scheme = 7 };
+TW_VARIANT_PER_SCHEME(readiness);
 
 FIXTURE_SETUP(readiness)
 {
@@ -1104,13 +1092,7 @@ FIXTURE_VARIANT(instance)
 	__u32 slots;
 };
 
-FIXTURE_VARIANT_ADD(instance, scheme1_straightforward) { .scheme = 1 };
-FIXTURE_VARIANT_ADD(instance, scheme2_ordered_list) { .scheme = 2 };
-FIXTURE_VARIANT_ADD(instance, scheme3_heap) { .scheme = 3 };
-FIXTURE_VARIANT_ADD(instance, scheme4_basic_wheel) { .scheme = 4, .slots = 4096 };
-FIXTURE_VARIANT_ADD(instance, scheme5_hashed_sorted) { .scheme = 5, .slots = 64 };
-FIXTURE_VARIANT_ADD(instance, scheme6_hashed_unsorted) { .scheme = 6, .slots = 64 };
-FIXTURE_VARIANT_ADD(instance, scheme7_hierarchical) { .scheme = 7 };
+TW_VARIANT_PER_SCHEME(instance);
 
 FIXTURE_SETUP(instance)
 {

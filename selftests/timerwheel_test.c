@@ -135,13 +135,7 @@ FIXTURE_VARIANT(instance)
 	__u32 slots; /* schemes 5, 6: M; scheme 4: MaxInterval */
 };
 
-FIXTURE_VARIANT_ADD(instance, scheme1_straightforward) { .scheme = 1 };
-FIXTURE_VARIANT_ADD(instance, scheme2_ordered_list) { .scheme = 2 };
-FIXTURE_VARIANT_ADD(instance, scheme3_heap) { .scheme = 3 };
-FIXTURE_VARIANT_ADD(instance, scheme4_basic_wheel) { .scheme = 4, .slots = 4096 };
-FIXTURE_VARIANT_ADD(instance, scheme5_hashed_sorted) { .scheme = 5, .slots = 64 };
-FIXTURE_VARIANT_ADD(instance, scheme6_hashed_unsorted) { .scheme = 6, .slots = 64 };
-FIXTURE_VARIANT_ADD(instance, scheme7_hierarchical) { .scheme = 7 };
+TW_VARIANT_PER_SCHEME(instance);
 
 /* Intervals the tests draw from: within every backend's range (scheme 4: 4096). */
 #define MAX_TICKS 3000

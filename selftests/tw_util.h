@@ -103,4 +103,18 @@ static inline int drain(int fd, struct tw_fired *out, int max)
 	return n;
 }
 
+/*
+ * One variant per scheme of the paper, for a fixture whose variant has `scheme` and `slots`:
+ * hashed wheels of 64 slots (the tests' intervals go round them many times) and scheme 4's
+ * MaxInterval of 4096 ticks (longer than every interval the tests draw).
+ */
+#define TW_VARIANT_PER_SCHEME(f)                                                            \
+	FIXTURE_VARIANT_ADD(f, scheme1_straightforward) { .scheme = 1 };                     \
+	FIXTURE_VARIANT_ADD(f, scheme2_ordered_list) { .scheme = 2 };                        \
+	FIXTURE_VARIANT_ADD(f, scheme3_heap) { .scheme = 3 };                                \
+	FIXTURE_VARIANT_ADD(f, scheme4_basic_wheel) { .scheme = 4, .slots = 4096 };          \
+	FIXTURE_VARIANT_ADD(f, scheme5_hashed_sorted) { .scheme = 5, .slots = 64 };          \
+	FIXTURE_VARIANT_ADD(f, scheme6_hashed_unsorted) { .scheme = 6, .slots = 64 };        \
+	FIXTURE_VARIANT_ADD(f, scheme7_hierarchical) { .scheme = 7 }
+
 #endif /* TW_UTIL_H */
