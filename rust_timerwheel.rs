@@ -10,12 +10,12 @@
 //!
 //! ```text
 //!   open() ──► Instance ─┬─ clock: Mutex<hrtimer handle>   (configuration, arming)
-//!                        ├─ slow: Mutex<()>                 (operations spanning holds)
 //!                        └─ Arc<Core> ─┬─ state: SpinLockIrq<State> ─┬─ Callouts (a scheme)
 //!                                      │                             ├─ Ring of expiry records
 //!                                      │                             └─ statistics
 //!                                      ├─ timer: HrTimer (real clock, absolute, soft mode)
-//!                                      └─ readable: PollCondVar (readers, poll)
+//!                                      ├─ readable: PollCondVar (readers, poll)
+//!                                      └─ slow_free: CondVar (operations spanning holds)
 //! ```
 //!
 //! Every open file owns one instance: one scheme, one clock, one ring. Nothing is shared

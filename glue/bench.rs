@@ -5,7 +5,7 @@
 //! The instance benches reset one extra callout behind the instance's own outstanding ones,
 //! through the interface being measured, in holds of at most `hold_work` entries like every
 //! other operation: only the time under the lock is counted, and the longest hold is reported.
-//! They need a configured manual-clock instance and take its `slow` mutex, so that nothing
+//! They need a configured manual-clock instance and take its slow right (`Core::slow`), so that nothing
 //! ticks it meanwhile and nothing the bench starts can fire. The bench's own callout uses the
 //! legacy key `(0, 0)`, which no user can arm (a function is never 0), and is cancelled before
 //! the bench returns, whatever happens.
@@ -77,7 +77,7 @@ impl Instance {
     /// Returns the time under the lock and the longest hold.
     fn bench_resets(&self, b: &tw_bench) -> Result<(u64, u64)> {
         self.manual()?;
-        let _slow = self.slow_lock();
+        let _slow = self.core.slow()?;
         let mut rng = Rng::new(b.seed);
         let first = rng.within(b.min_ticks, b.spread);
         let legacy = b.kind == TW_BENCH_TIMEOUT;
@@ -163,7 +163,7 @@ impl Instance {
     /// instance's clock mode), with their expiry processing.
     fn bench_ticks(&self, b: &tw_bench) -> Result<(u64, u64)> {
         self.manual()?;
-        let _slow = self.slow_lock();
+        let _slow = self.core.slow()?;
         let mut target = None;
         let mut left = b.iterations;
         let mut elapsed = 0;

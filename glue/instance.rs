@@ -11,10 +11,11 @@
 //! released (and, in process context, after a look at pending signals). Each hold that did
 //! work is counted, with its work and its duration, in the statistics.
 //!
-//! Operations that may span holds take the `slow` mutex first, so that one at a time walks:
-//! a start or reschedule whose placement walks a sorted list (schemes 2 and 5), a batch,
-//! `TW_IOC_ADVANCE` and the instance benches. Nothing sleeps on it for long: its holders
-//! release the spinlock between holds, but not the mutex.
+//! Operations that may span holds take the instance's *slow* right first ([`Core::slow`]), so
+//! that one at a time walks: a start or reschedule whose placement walks a sorted list
+//! (schemes 2 and 5), a batch, `TW_IOC_ADVANCE` and the instance benches. Its holders release
+//! the spinlock between holds, but not the right; a caller waiting for it sleeps
+//! interruptibly (EINTR), however long the holder's bench or ADVANCE runs.
 
 use kernel::{
     alloc::{
@@ -36,7 +37,7 @@ use kernel::{
         MiscDevice,
         MiscDeviceRegistration, //
     },
-    new_mutex, new_poll_condvar, new_spinlock_irq,
+    new_condvar, new_mutex, new_poll_condvar, new_spinlock_irq,
     prelude::*,
     seq_file::SeqFile,
     seq_print,
@@ -44,6 +45,7 @@ use kernel::{
         atomic::ordering,
         poll::PollCondVar,
         Arc,
+        CondVar,
         Mutex,
         SpinLockIrq, //
     },
@@ -99,6 +101,9 @@ pub(crate) struct Core {
     /// Signalled when records are added to the ring; poll waits on it too.
     #[pin]
     pub(crate) readable: PollCondVar,
+    /// Signalled when the slow right (`State::slow_busy`) is given back.
+    #[pin]
+    slow_free: CondVar,
     /// The most entries of work under one hold of `state` (the `hold_work` parameter).
     hold_work: usize,
 }
@@ -109,7 +114,32 @@ impl_has_hr_timer! {
     }
 }
 
+/// The slow right of an instance, given back when dropped.
+pub(crate) struct Slow<'a> {
+    core: &'a Core,
+}
+
+impl Drop for Slow<'_> {
+    fn drop(&mut self) {
+        self.core.state.lock().slow_busy = false;
+        self.core.slow_free.notify_one();
+    }
+}
+
 impl Core {
+    /// Takes the right to run an operation that spans holds, waiting interruptibly while
+    /// another has it (EINTR on a signal).
+    pub(crate) fn slow(&self) -> Result<Slow<'_>> {
+        let mut st = self.state.lock();
+        while st.slow_busy {
+            if self.slow_free.wait_interruptible(&mut st) {
+                return Err(EINTR);
+            }
+        }
+        st.slow_busy = true;
+        Ok(Slow { core: self })
+    }
+
     /// Runs `f` under one hold of the state lock with a budget of `hold_work` entries (less
     /// [`STEP_MARGIN`], the most the last step may overshoot), and
     /// counts the hold in the statistics if it did work. Returns `f`'s result and the hold's
@@ -151,9 +181,6 @@ pub(crate) struct Instance {
     /// and arming.
     #[pin]
     clock: Mutex<Option<ArcHrTimerHandle<Core>>>,
-    /// Serialises the operations that span holds (see the module documentation).
-    #[pin]
-    slow: Mutex<()>,
     pub(crate) core: Arc<Core>,
 }
 
@@ -163,13 +190,6 @@ pub(crate) fn signalled() -> bool {
 }
 
 impl Instance {
-    /// The `slow` mutex (see the module documentation).
-    pub(crate) fn slow_lock(
-        &self,
-    ) -> kernel::sync::lock::Guard<'_, (), kernel::sync::lock::mutex::MutexBackend> {
-        self.slow.lock()
-    }
-
     /// Installs the storage and clock for `params`; EBUSY if already configured.
     fn configure(&self, params: Params) -> Result {
         let clock = self.clock.lock();
@@ -237,7 +257,7 @@ impl Instance {
         cancel_on_signal: bool,
         op: impl FnOnce(&mut State, &mut Work) -> Result<Handle>,
     ) -> Result<Handle> {
-        let _slow = self.slow.lock();
+        let _slow = self.core.slow()?;
         let (h, mut placing) = self.core.hold(|st, work| {
             let r = op(st, work);
             (r, st.placing())
@@ -335,7 +355,7 @@ impl Instance {
 
     fn ioctl_advance(&self, mut r: UserSliceReader) -> Result {
         let n: u64 = r.read()?;
-        let _slow = self.slow.lock();
+        let _slow = self.core.slow()?;
         let target = {
             let st = self.core.state.lock();
             match &st.configured {
@@ -390,7 +410,12 @@ impl Instance {
     /// Runs a batch in holds; returns whether a signal cut it short (the operations not run
     /// say -EINTR).
     fn run_batch(&self, ops: &mut [tw_op]) -> bool {
-        let _slow = self.slow.lock();
+        let Ok(_slow) = self.core.slow() else {
+            for op in ops.iter_mut() {
+                op.result = EINTR.to_errno();
+            }
+            return true;
+        };
         let mut next = 0;
         // The operation whose placement is still walking, if any.
         let mut placing: Option<usize> = None;
@@ -521,6 +546,7 @@ macro_rules! misc_device {
                         timer <- HrTimer::new(),
                         state <- new_spinlock_irq!(State::new(), "timerwheel_state"),
                         readable <- new_poll_condvar!("timerwheel_readable"),
+                        slow_free <- new_condvar!("timerwheel_slow_free"),
                         hold_work: crate::hold_work(),
                     }),
                     GFP_KERNEL,
@@ -528,7 +554,6 @@ macro_rules! misc_device {
                 let me = KBox::try_pin_init(
                     try_pin_init!(Instance {
                         clock <- new_mutex!(None, "timerwheel_clock"),
-                        slow <- new_mutex!((), "timerwheel_slow"),
                         core,
                     }),
                     GFP_KERNEL,

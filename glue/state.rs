@@ -131,6 +131,8 @@ pub(crate) struct State {
     pub(crate) behind: bool,
     /// Records were added to the ring under this hold: readers to wake once it ends.
     pub(crate) wake: bool,
+    /// An operation spanning holds runs (`Core::slow`).
+    pub(crate) slow_busy: bool,
 }
 
 impl State {
@@ -146,6 +148,7 @@ impl State {
             armed: None,
             behind: false,
             wake: false,
+            slow_busy: false,
         }
     }
 

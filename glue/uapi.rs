@@ -77,7 +77,7 @@ pub(crate) fn errno(e: wheel::Error) -> Error {
         wheel::Error::Interval | wheel::Error::Config => EINVAL,
         wheel::Error::Range => ERANGE,
         wheel::Error::NoMemory => ENOMEM,
-        // The glue serialises placements (`Instance::slow`), so this is not seen by users.
+        // The glue serialises placements (`Core::slow`), so this is not seen by users.
         wheel::Error::Busy => EBUSY,
     }
 }
