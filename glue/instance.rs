@@ -529,6 +529,11 @@ fn ioctl_info(mut w: UserSliceWriter) -> Result {
         hold_work: crate::hold_work() as u32,
         instances: crate::INSTANCES.load(ordering::Relaxed),
         uptime_ns: crate::uptime_ns(),
+        // There is no Rust abstraction for `timer_list` in this kernel (glue/baselines.rs calls
+        // its C API through `bindings`): its size, and the hrtimer's beside it, come from the
+        // bindings generated for the running kernel's configuration.
+        timer_list_bytes: core::mem::size_of::<kernel::bindings::timer_list>() as u32,
+        hrtimer_bytes: core::mem::size_of::<kernel::bindings::hrtimer>() as u32,
     };
     w.write(&info)
 }

@@ -97,6 +97,8 @@ struct tw_info {
 	__u32 hold_work; /* W of this module (its hold_work parameter) */
 	__u64 instances; /* open files of the device now */
 	__u64 uptime_ns; /* monotonic time since the module was loaded */
+	__u32 timer_list_bytes; /* sizeof(struct timer_list) in the running kernel */
+	__u32 hrtimer_bytes; /* sizeof(struct hrtimer) */
 };
 
 /*

@@ -82,6 +82,8 @@ pub struct tw_info {
     pub hold_work: u32,
     pub instances: u64,
     pub uptime_ns: u64,
+    pub timer_list_bytes: u32,
+    pub hrtimer_bytes: u32,
 }
 
 /// `struct tw_config`.

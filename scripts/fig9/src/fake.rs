@@ -105,6 +105,9 @@ impl Instance for Fake {
             schemes: 0xfe,
             features: TW_FEATURE_TICKLESS | TW_FEATURE_RANGE,
             hold_work: TW_HOLD_WORK,
+            // Linux 7.3 on x86-64 without lock debugging.
+            timer_list_bytes: 40,
+            hrtimer_bytes: 80,
             ..tw_info::default()
         })
     }
