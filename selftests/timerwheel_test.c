@@ -35,7 +35,7 @@ static const unsigned long all_cmds[] = {
 
 /* ---- The module ---------------------------------------------------------------------------- */
 
-TEST(info_reports_version_schemes_and_limits)
+TEST(info_reports_version_schemes_limits_and_timer_sizes)
 {
 	struct tw_info info;
 	int fd = tw_open(_metadata);
@@ -54,6 +54,17 @@ TEST(info_reports_version_schemes_and_limits)
 	TH_LOG("features %#x, hold_work %u, %llu instances, up %llu ms", info.features,
 	       info.hold_work, info.instances, info.uptime_ns / 1000000);
 	EXPECT_LE(1, info.instances);
+	/*
+	 * Linux's timers as the running kernel lays them out (fig9's memory table): a timer_list
+	 * is 40 bytes and an hrtimer 80 on x86-64 without lock debugging. The 0xff filling
+	 * above fails these unless the module wrote them.
+	 */
+	TH_LOG("sizeof(struct timer_list) %u, sizeof(struct hrtimer) %u", info.timer_list_bytes,
+	       info.hrtimer_bytes);
+	EXPECT_LE(32, info.timer_list_bytes);
+	EXPECT_GE(128, info.timer_list_bytes);
+	EXPECT_LE(48, info.hrtimer_bytes);
+	EXPECT_GE(256, info.hrtimer_bytes);
 	close(fd);
 }
 
