@@ -29,8 +29,9 @@
 //! `[2^20, 2^21)`. Each reset is measured twice: inside the kernel (TW_IOC_BENCH, the main
 //! figure: the data structure's cost, as the paper's kernels measured it) and from userspace
 //! (the ioctls per reset: what a process pays), each point in several interleaved repeats.
-//! Also measured: the per-tick bookkeeping of schemes 6 and 7 against n, memory per callout,
-//! and wakeups per second of idle and sparse instances on the real clock.
+//! Also measured: the per-tick bookkeeping of schemes 6 and 7 against n, memory per callout
+//! (beside `sizeof(struct timer_list)` and `sizeof(struct hrtimer)` of the running kernel, from
+//! TW_IOC_INFO), and wakeups per second of idle and sparse instances on the real clock.
 //!
 //! Modules: the uapi is `include/uapi/timerwheel.rs` ([`uapi_defs`], checked against the header
 //! by the build: [`uapi_check`]), [`device`] wraps the ioctls (the only `unsafe`), [`method`]
@@ -103,7 +104,8 @@ enum Command {
     /// cancel ioctl + a start ioctl per reset, or one TW_IOC_RESET) and kernel (TW_IOC_BENCH, the
     /// same loop timed inside the kernel). Each point is measured --repeats times, interleaved
     /// across the curves. Also ns per tick (TW_BENCH_TICK) for schemes 6 and 7, bytes per callout
-    /// (TW_IOC_STATS), and wakeups per second on the real clock.
+    /// (TW_IOC_STATS) beside the sizes of Linux's struct timer_list and struct hrtimer in the
+    /// running kernel (TW_IOC_INFO), and wakeups per second on the real clock.
     ///
     /// Writes DIR/fig9.csv, tick.csv, memory.csv, wakeups.csv, results.md, fig9.svg,
     /// fig9-ioctl.svg, tick.svg.
@@ -478,6 +480,10 @@ fn cmd_selfcheck(path: &str) -> Result<(), String> {
     println!("hold_work  {}", info.hold_work);
     println!("instances  {}", info.instances);
     println!("uptime     {:.1} s", info.uptime_ns as f64 / 1e9);
+    for (_, ty, size) in run::linux_sizes(&info) {
+        let name = ty.trim_start_matches("struct ");
+        println!("{name:<10} {size} bytes (sizeof({ty}) in the running kernel)");
+    }
     if info.version != uapi_defs::TW_VERSION {
         return Err("version mismatch".into());
     }

@@ -71,6 +71,18 @@ impl MemoryRow {
             bytes_per_callout: memory_bytes as f64 / capacity.max(1) as f64,
         }
     }
+
+    /// n timers of `size` bytes each: Linux's, which live in their users' structures and cost
+    /// their size per timer whatever n (the kernel's per-CPU bases aside).
+    pub fn per_timer(curve: &str, n: u64, size: u64) -> MemoryRow {
+        MemoryRow {
+            curve: curve.into(),
+            n,
+            capacity: n,
+            memory_bytes: n * size,
+            bytes_per_callout: size as f64,
+        }
+    }
 }
 
 /// One row of wakeups.csv: how often an instance on the real clock woke in a wall-clock interval.
@@ -249,6 +261,13 @@ mod tests {
         let m = MemoryRow::new("c", 100, 128, 12_800);
         assert_eq!(m.bytes_per_callout, 100.0);
         assert!(render(&[m]).unwrap().ends_with("c,100,128,12800,100.0\n"));
+        let l = MemoryRow::per_timer("linux-timer_list", 1000, 40);
+        assert_eq!((l.capacity, l.memory_bytes), (1000, 40_000));
+        assert!(render(&[l])
+            .unwrap()
+            .ends_with("linux-timer_list,1000,1000,40000,40.0\n"));
+        // At n = 0 the size still shows.
+        assert_eq!(MemoryRow::per_timer("l", 0, 64).bytes_per_callout, 64.0);
     }
 
     #[test]

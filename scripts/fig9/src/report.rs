@@ -195,7 +195,9 @@ pub fn results_md(r: &Results, wakeups: &[WakeupRow], setup: &str) -> String {
     o.push_str(&tick_table(&r.tick));
     let _ = writeln!(
         o,
-        "\n## Memory: TW_IOC_STATS memory_bytes / capacity, bytes per callout\n"
+        "\n## Memory, bytes per callout: the module's TW_IOC_STATS memory_bytes / capacity; \
+         linux-timer_list and linux-hrtimer: sizeof(struct timer_list) and sizeof(struct hrtimer) \
+         in the running kernel (TW_IOC_INFO), whatever n\n"
     );
     o.push_str(&memory_table(&r.memory));
     let _ = writeln!(
@@ -272,6 +274,36 @@ mod tests {
         assert_eq!(t.lines().nth(2), Some("| 1000 | 500 (480–510) |"));
         let h = hold_table(&rows);
         assert!(h.contains("| a | 12.5 | 1000 |"), "{h}");
+    }
+
+    #[test]
+    fn linux_sizes_stand_beside_the_schemes_in_the_memory_table() {
+        let rows = [
+            MemoryRow::new("scheme6-setcallout", 0, 1024, 40_960),
+            MemoryRow::per_timer("linux-timer_list", 0, 40),
+            MemoryRow::per_timer("linux-hrtimer", 0, 80),
+            MemoryRow::new("scheme6-setcallout", 1000, 2048, 65_536),
+            MemoryRow::per_timer("linux-timer_list", 1000, 40),
+            MemoryRow::per_timer("linux-hrtimer", 1000, 80),
+        ];
+        let t = memory_table(&rows);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(
+            lines[0],
+            "| n | scheme6-setcallout | linux-timer_list | linux-hrtimer |"
+        );
+        assert_eq!(lines[2], "| 0 | 40.0 | 40.0 | 80.0 |");
+        assert_eq!(lines[3], "| 1000 | 32.0 | 40.0 | 80.0 |");
+        let md = results_md(
+            &Results {
+                memory: rows.to_vec(),
+                ..Results::default()
+            },
+            &[],
+            "",
+        );
+        assert!(md.contains("sizeof(struct timer_list)"), "{md}");
+        assert!(md.contains(&t), "{md}");
     }
 
     #[test]

@@ -15,7 +15,9 @@
 //!   TW_IOC_RESET), timed with `Instant`;
 //!
 //! then, for schemes 6 and 7, TW_BENCH_TICK on the same instance (nothing due) and over a
-//! whole turnover, and TW_IOC_STATS for memory.
+//! whole turnover, and TW_IOC_STATS for memory; beside the module's memory at every n, Linux's
+//! per timer: `sizeof(struct timer_list)` and `sizeof(struct hrtimer)` of the running kernel,
+//! as TW_IOC_INFO reports them ([`linux_sizes`]).
 //!
 //! The budget: a point's repeats of one measure share `--budget-ms`. A measure that cannot fit
 //! its minimum iterations in its share gets a row noted [`STOPPED`] and is not run at larger n;
@@ -161,6 +163,21 @@ struct Ctx<'a> {
     plans: Plans,
     res: Results,
     state: BTreeMap<(&'static str, Measure), State>,
+    /// Linux's timers in memory.csv: curve and bytes per timer.
+    linux_sizes: Vec<(&'static str, u32)>,
+}
+
+/// The memory of Linux's timers as TW_IOC_INFO reports it: the curve of memory.csv (the
+/// figure's curve of that timer), the C type, and its size in the running kernel.
+pub fn linux_sizes(info: &tw_info) -> [(&'static str, &'static str, u32); 2] {
+    [
+        (
+            "linux-timer_list",
+            "struct timer_list",
+            info.timer_list_bytes,
+        ),
+        ("linux-hrtimer", "struct hrtimer", info.hrtimer_bytes),
+    ]
 }
 
 /// Runs the sweep on the instances `open` makes; Err only when they cannot be used at all.
@@ -181,11 +198,20 @@ pub fn run(setup: &Setup, open: &Opener<'_>) -> Result<Results, String> {
         plans: Plans::new(setup.quick, setup.repeats),
         res: Results::default(),
         state: BTreeMap::new(),
+        linux_sizes: Vec::new(),
     };
     eprintln!(
         "fig9: n in {ns:?}, {} repeats, budget {:?} per point",
         setup.repeats, setup.budget
     );
+    for (curve, ty, size) in linux_sizes(&info) {
+        match size {
+            0 => ctx.note(format!(
+                "TW_IOC_INFO gives no sizeof({ty}): no {curve} memory"
+            )),
+            size => ctx.linux_sizes.push((curve, size)),
+        }
+    }
     let mut curves = Vec::new();
     for curve in &setup.curves {
         match curve.target {
@@ -320,6 +346,10 @@ fn point(ctx: &mut Ctx, curves: &[Curve], n: u64) {
                 ctx.fail(curve, m, n, &e.to_string());
             }
         }
+    }
+    for &(curve, size) in &ctx.linux_sizes {
+        let row = MemoryRow::per_timer(curve, n, u64::from(size));
+        ctx.res.memory.push(row);
     }
     let mut spent: BTreeMap<(&str, Measure), Duration> = BTreeMap::new();
     for repeat in 0..ctx.setup.repeats {
@@ -868,6 +898,7 @@ mod tests {
             plans: Plans::new(setup.quick, setup.repeats),
             res: Results::default(),
             state: BTreeMap::new(),
+            linux_sizes: Vec::new(),
         };
         for curve in &setup.curves {
             for &m in Measure::of(curve) {
@@ -1067,7 +1098,15 @@ mod tests {
         assert_eq!(turnover.count(), 2 * 6);
         // One memory row per instance and n: scheme 7's two curves share theirs.
         let memory = res.memory.iter().filter(|m| m.n == 1000);
-        assert_eq!(memory.count(), 3);
+        assert_eq!(memory.clone().count(), 3 + 2);
+        // Beside them, Linux's two timers at their size in the running kernel (TW_IOC_INFO).
+        let linux: Vec<(&str, f64)> = memory
+            .filter(|m| m.curve.starts_with("linux-"))
+            .map(|m| (m.curve.as_str(), m.bytes_per_callout))
+            .collect();
+        assert_eq!(linux, [("linux-timer_list", 40.0), ("linux-hrtimer", 80.0)]);
+        let sizes = res.memory.iter().filter(|m| m.curve == "linux-hrtimer");
+        assert_eq!(sizes.map(|m| m.n).collect::<Vec<_>>(), sweep(100_000, true));
     }
 
     #[test]
