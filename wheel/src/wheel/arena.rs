@@ -384,6 +384,12 @@ impl<S: Storage> Arena<S> {
         if self.is_queued(idx) {
             self.unqueue(idx);
         }
+        self.free_entry(idx)
+    }
+
+    /// Puts entry `idx`, on no list, on the free list. Returns its request id.
+    #[inline]
+    fn free_entry(&mut self, idx: u32) -> u64 {
         let free = self.free;
         let e = &mut self.entries[idx as usize];
         e.bump();
@@ -410,8 +416,15 @@ impl<S: Storage> Arena<S> {
             return None;
         }
         let handle = self.handle(idx);
-        let deadline = self.entries[idx as usize].deadline;
-        let id = self.release(idx);
+        let Entry { deadline, next, .. } = self.entries[idx as usize];
+        // The head leaves the queue.
+        self.due.head = next;
+        match next {
+            NIL => self.due.tail = NIL,
+            _ => self.entries[next as usize].prev = NIL,
+        }
+        self.queued -= 1;
+        let id = self.free_entry(idx);
         Some(Expired {
             handle,
             id,

@@ -119,7 +119,9 @@
 /// - `fn unlink(&mut self, idx: u32)`: takes a pending (or placing) entry off the scheme's own
 ///   lists, fixing up any cursor that stood on it;
 /// - `fn retime(&mut self, idx: u32, deadline: u64) -> bool`: gives pending entry `idx` a new
-///   deadline where it stands, if that is where the new deadline belongs (`false`: unchanged);
+///   deadline where it stands, if that is where the new deadline belongs, or moves it itself
+///   where that is as cheap as an unlink and a file (`false`: unchanged, to be unlinked and
+///   filed);
 /// - `fn enter(&mut self, tick: u64, clock: Clock)`: moves the clock to `tick`, after now and
 ///   not after the next tick with bookkeeping, and begins that tick's bookkeeping;
 /// - `fn run_tick(&mut self, work: &mut Work) -> bool`: continues the current tick's bookkeeping
@@ -182,8 +184,13 @@ macro_rules! arena_delegates {
             if self.placing() {
                 return Err(super::Error::Busy);
             }
-            let deadline = self.choose(a, b)?;
             work.spend(1);
+            // Already due in the range (never true of a queued timer, due now): it stays.
+            let left = self.$arena.remaining(self.$arena.entry(idx).deadline);
+            if earliest <= left && left <= latest {
+                return Ok(());
+            }
+            let deadline = self.choose(a, b)?;
             if self.$arena.is_queued(idx) {
                 self.$arena.unqueue(idx);
             } else if self.retime(idx, deadline) {
@@ -644,9 +651,12 @@ pub trait Scheme {
 
     /// `mod_timer`: moves the outstanding timer `handle` (pending, or queued and not yet
     /// popped, which leaves the due queue) to be due on a tick in `[now + earliest, now +
-    /// latest]` chosen as [`Scheme::start_range`] chooses, keeping its handle and id. Does
-    /// nothing more than the check when the timer already sits where the new deadline puts it
-    /// (its slot, its place in a sorted list). Bounded by `work` as [`Scheme::start_range`] is;
+    /// latest]` chosen as [`Scheme::start_range`] chooses, keeping its handle and id. A
+    /// pending timer already due inside the range stays as it is (Ratas'
+    /// `schedule_in_range`: a timer pushed back again and again, with slack, is left alone
+    /// for as long as its deadline is acceptable), and one whose new deadline puts it where it
+    /// sits (its slot, its place in a sorted list) just takes the new deadline: nothing more
+    /// than the check in either case. Bounded by `work` as [`Scheme::start_range`] is;
     /// fails with [`Error::Busy`] while a timer is placing (itself included), and changes
     /// nothing on any failure.
     fn reschedule(

@@ -168,6 +168,7 @@ fn slots_ahead(shape: &impl Shape, now: u64, rem: u64, level: usize) -> Option<u
 
 /// Whether tick `now` moves `level`'s pointer on: the step onto it from the tick before rolls
 /// all the lower digits over.
+#[cfg(test)]
 fn turns(shape: &impl Shape, now: u64, level: usize) -> bool {
     slots_ahead(shape, now.wrapping_sub(1), 1, level) == Some(1)
 }
@@ -282,9 +283,31 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     }
 
     /// The list `place` names for a timer due `rem` ticks from now, or `None` if it is due.
+    ///
+    /// Below the top level, by bit operations alone: the level is the highest differing
+    /// digit, the slot that digit of the deadline (`place` proves it the same); the top
+    /// level's ring and the overflow list go through `place` itself.
+    #[inline]
     fn list_for(&self, rem: u64) -> Option<usize> {
         debug_assert!(rem < super::MAX_INTERVAL, "filed {rem} ticks late");
-        match place(&Pow2::<DEPTH>, self.arena.now(), rem) {
+        if rem == 0 {
+            return None;
+        }
+        let now = self.arena.now();
+        let deadline = now.wrapping_add(rem);
+        let differ = (now ^ deadline) | LVL_MASK;
+        let level = ((u64::BITS - 1 - differ.leading_zeros()) / LVL_BITS) as usize;
+        if level + 1 < DEPTH {
+            let slot = (deadline >> (LVL_BITS as usize * level)) & LVL_MASK;
+            return Some(level * LVL_SIZE + slot as usize);
+        }
+        self.list_on_top(now, rem)
+    }
+
+    /// [`Self::list_for`] for a deadline whose highest differing digit is the top level's.
+    #[cold]
+    fn list_on_top(&self, now: u64, rem: u64) -> Option<usize> {
+        match place(&Pow2::<DEPTH>, now, rem) {
             Place::Due => None,
             Place::Slot { level, slot } => Some(level * LVL_SIZE + slot),
             Place::Overflow => Some(Self::OVERFLOW),
@@ -376,23 +399,29 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         }
     }
 
-    /// Within its list, a new deadline is a new number in the entry.
+    /// Within its list, a new deadline is a new number in the entry; to another list, one
+    /// unlink and one link, the list found once.
     fn retime(&mut self, idx: u32, deadline: u64) -> bool {
         let list = self.arena.entry(idx).list() as usize;
-        if self.list_for(self.arena.remaining(deadline)) != Some(list) {
-            return false;
+        match self.list_for(self.arena.remaining(deadline)) {
+            Some(to) if to == list => {
+                self.arena.entry_mut(idx).deadline = deadline;
+                self.lower(list, deadline);
+            }
+            Some(to) => {
+                self.unlink(idx);
+                self.arena.entry_mut(idx).deadline = deadline;
+                self.link(to, idx);
+            }
+            None => return false,
         }
-        self.arena.entry_mut(idx).deadline = deadline;
-        self.lower(list, deadline);
         true
     }
 
-    /// The highest level whose pointer tick `now` moves on.
+    /// The highest level whose pointer tick `now` moves on: a level turns when every digit
+    /// below it rolls over to 0.
     fn highest_turning(now: u64) -> usize {
-        (1..DEPTH)
-            .take_while(|&l| turns(&Pow2::<DEPTH>, now, l))
-            .last()
-            .unwrap_or(0)
+        ((now.trailing_zeros() / LVL_BITS) as usize).min(DEPTH - 1)
     }
 
     fn enter(&mut self, tick: u64, _clock: Clock) {
@@ -492,6 +521,17 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     fn next_busy(&self, work: &mut Work) -> Option<u64> {
         work.spend(1);
         let now = self.arena.now();
+        let at0 = (now & LVL_MASK) as usize;
+        if DEPTH > 1 && self.occupied(0) != 0 {
+            // A busy level-0 slot reached before level 1 next turns comes first: every other
+            // level's pointer moves on a multiple of 64.
+            let ahead = next_occupied(self.occupied(0), (at0 + 1) & LVL_MASK as usize)
+                .wrapping_sub(at0 + 1)
+                & LVL_MASK as usize;
+            if at0 + ahead + 1 < LVL_SIZE {
+                return Some(now + ahead as u64 + 1);
+            }
+        }
         let mut best: Option<u64> = None;
         for level in 0..DEPTH {
             if self.occupied(level) == 0 {
@@ -685,6 +725,49 @@ mod tests {
         let full = to_midnight + dhms(99, 0, 0, 0);
         assert_eq!(place(&FIG7, now, full), Place::Slot { level: 3, slot: 99 });
         assert_eq!(place(&FIG7, now, full + dhms(1, 0, 0, 0)), Place::Overflow);
+    }
+
+    /// The bit-operation fast paths against the shape-generic definitions they stand for.
+    #[test]
+    fn fast_placement_and_turns_match_the_definitions() {
+        fn check<const D: usize>(rng: &mut Rng) {
+            let mut w = wheel::<D>(0);
+            for _ in 0..20_000 {
+                let now = match rng.within(0, 4) {
+                    0 => u64::MAX - rng.within(0, 1 << 20),
+                    1 => rng.next_u64() & !((1 << (6 * rng.within(0, 10))) - 1),
+                    _ => rng.next_u64(),
+                };
+                w.arena.begin_tick(now);
+                w.arena.end_tick();
+                let rem = match rng.within(0, 3) {
+                    0 => rng.within(0, 1 << 13),
+                    1 => rng.within(0, MAX_INTERVAL),
+                    _ => 1 << rng.within(0, 63),
+                };
+                let want = match place(&Pow2::<D>, now, rem) {
+                    Place::Due => None,
+                    Place::Slot { level, slot } => Some(level * LVL_SIZE + slot),
+                    Place::Overflow => Some(D * LVL_SIZE),
+                };
+                assert_eq!(w.list_for(rem), want, "D {D} now {now:#x} rem {rem:#x}");
+                let turning = (1..D)
+                    .take_while(|&l| turns(&Pow2::<D>, now, l))
+                    .last()
+                    .unwrap_or(0);
+                assert_eq!(
+                    Wheel::<D>::highest_turning(now),
+                    turning,
+                    "D {D} now {now:#x}"
+                );
+            }
+        }
+        let mut rng = Rng::new(77);
+        check::<1>(&mut rng);
+        check::<2>(&mut rng);
+        check::<4>(&mut rng);
+        check::<LVL_DEPTH>(&mut rng);
+        check::<10>(&mut rng);
     }
 
     #[test]
