@@ -12,10 +12,11 @@
 //! - **tick** — ns per `tick` with `n` timers pending and none due: `PER_TICK_BOOKKEEPING`.
 //! - **memory** — bytes allocated per outstanding timer, scheme alone and with the callout
 //!   tables.
-//! - **mixed** — a workload in the style of the Ratas benchmark: units of ten timers, short
-//!   ones always executed and re-armed, long ones rescheduled constantly and never executed,
-//!   medium ones re-armed rarely, rescheduled earlier or cancelled. Reported as operations
-//!   (starts + stops + executions) per second.
+//! - **ratas** — Ratas' own benchmark (`ratas.rs`), schemes 6 and 7 only: work units in
+//!   pairs exchanging requests and paced responses for 300 simulated seconds, their idle
+//!   timers pushed back on every message, Ratas' `schedule` on a pending timer made by stop +
+//!   start, by reschedule in place, and in place with ranges. Reported as timer operations
+//!   (schedules, executions, cancels) per second and seconds per run, with Ratas' checksum.
 //! - **messages** — units exchanging messages, each with a short, a medium and an idle timer:
 //!   a unit's short timer sends a message to another unit and re-arms; every message received
 //!   pushes the receiver's idle timer back (it never fires while traffic flows) and arms its
@@ -38,12 +39,16 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use wheel::callout::{Callouts, Origin};
 use wheel::rng::Rng;
-use wheel::{AnyScheme, Config, Error, Handle, HostStorage, Scheme, SchemeKind, Work};
+use wheel::{
+    scheme6, scheme7, AnyScheme, Config, Error, Handle, HostStorage, Scheme, SchemeKind, Work,
+};
+
+mod ratas;
 
 /// Benchmarks the timer schemes of Varghese & Lauck and the BSD callout layer on the host.
 ///
 /// Figure 9's reset against n outstanding timers, per-tick bookkeeping, memory, and two mixed
-/// workloads (Ratas-style, and units exchanging messages, their idle timers pushed back by
+/// workloads (Ratas' own benchmark, and units exchanging messages, their idle timers pushed back by
 /// stop and start, by reschedule in place, and through the callout layer). Progress goes to
 /// stderr, the tables (markdown) to stdout.
 #[derive(Debug, Parser)]
@@ -68,6 +73,10 @@ struct Cli {
     /// Seed of the random times.
     #[arg(long, value_name = "N", default_value_t = 1)]
     seed: u64,
+    /// Pairs of work units of Ratas' benchmark, comma-separated [default: 1000, 100 with
+    /// --quick]; Ratas' own runs use 1000 and 8000.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    ratas_pairs: Option<Vec<u32>>,
 }
 
 fn parse_scheme(s: &str) -> Result<SchemeKind, String> {
@@ -99,6 +108,7 @@ struct Opts {
     schemes: Vec<SchemeKind>,
     slots: u32,
     seed: u64,
+    ratas_pairs: Option<Vec<u32>>,
 }
 
 impl Opts {
@@ -115,6 +125,7 @@ impl Opts {
             },
             slots: cli.slots,
             seed: cli.seed,
+            ratas_pairs: cli.ratas_pairs,
         }
     }
 }
@@ -140,9 +151,19 @@ struct Row {
     note: String,
 }
 
+/// One run of Ratas' benchmark.
+struct RatasRow {
+    kind: SchemeKind,
+    way: ratas::Way,
+    pairs: u32,
+    outcome: ratas::Outcome,
+    seconds: f64,
+}
+
 #[derive(Default)]
 struct Results {
     rows: Vec<Row>,
+    ratas: Vec<RatasRow>,
 }
 
 impl Results {
@@ -216,6 +237,38 @@ impl Results {
             unit: "",
             note,
         });
+    }
+
+    /// The table of Ratas' benchmark: each run's time, its rate, and its speed-up over stop +
+    /// start on the same scheme and pairs.
+    fn ratas_table(&self, out: &mut String) {
+        if self.ratas.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            out,
+            "\n### Ratas' benchmark (its test_benchmark, 300 s of 20 µs ticks)\n\n\
+             | scheme | pairs | Ratas' schedule on a pending timer | seconds | million ops/s | \
+             speed-up over stop + start | total_rx_count |\n|---|---:|---|---:|---:|---:|---:|"
+        );
+        for r in &self.ratas {
+            let base = self
+                .ratas
+                .iter()
+                .find(|b| b.kind == r.kind && b.pairs == r.pairs && b.way == ratas::Way::StopStart)
+                .map_or(f64::NAN, |b| b.seconds / r.seconds);
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {:.3} | {:.1} | {:.2}x | {} |",
+                r.kind.name(),
+                r.pairs,
+                r.way.text(),
+                r.seconds,
+                r.outcome.operations() as f64 / r.seconds / 1e6,
+                base,
+                r.outcome.total_rx_count
+            );
+        }
     }
 
     /// A markdown table of `bench`: one row per scheme, one column per `n`.
@@ -502,90 +555,6 @@ fn sweep_callouts(
     }
 }
 
-/// Timer roles within a unit of the mixed workload (ten timers, as in Ratas).
-const SHORT: [usize; 3] = [0, 1, 2];
-const LONG_ONCE: usize = 3;
-const LONG_RESCHED: [usize; 3] = [4, 5, 6];
-const MEDIUM: [usize; 2] = [7, 8];
-const MEDIUM_CANCEL: usize = 9;
-
-/// Interval range of the long timers. Units are active every ~35 ticks, so the rescheduled
-/// ones never fire.
-const LONG: (u64, u64) = (500, 1000);
-
-struct Mixed {
-    s: AnyScheme<HostStorage>,
-    handles: Vec<Option<Handle>>,
-    rng: Rng,
-    ops: u64,
-}
-
-impl Mixed {
-    fn arm(&mut self, slot: usize, interval: u64) {
-        if let Some(h) = self.handles[slot].take() {
-            self.s.stop(h).expect("stop");
-            self.ops += 1;
-        }
-        self.handles[slot] = Some(self.s.start(interval, slot as u64).expect("start"));
-        self.ops += 1;
-    }
-
-    fn cancel(&mut self, slot: usize) {
-        if let Some(h) = self.handles[slot].take() {
-            self.s.stop(h).expect("stop");
-            self.ops += 1;
-        }
-    }
-
-    /// Work a unit does when one of its short timers fires.
-    fn activity(&mut self, unit: usize) {
-        let base = unit * 10;
-        // Long timers pushed back on every activity: never executed.
-        for r in LONG_RESCHED {
-            let i = self.rng.range(LONG.0, LONG.1 + 1);
-            self.arm(base + r, i);
-        }
-        let roll = self.rng.next_u64() % 16;
-        for m in MEDIUM {
-            if roll < 2 && self.handles[base + m].is_none() {
-                let i = self.rng.range(64, 513);
-                self.arm(base + m, i);
-            }
-        }
-        if roll == 15 {
-            match self.handles[base + MEDIUM_CANCEL] {
-                None => {
-                    let i = self.rng.range(128, 513);
-                    self.arm(base + MEDIUM_CANCEL, i);
-                }
-                Some(_) if self.rng.next_u64().is_multiple_of(2) => {
-                    self.cancel(base + MEDIUM_CANCEL)
-                }
-                Some(_) => {
-                    let i = self.rng.range(1, 65);
-                    self.arm(base + MEDIUM_CANCEL, i);
-                }
-            }
-        }
-    }
-
-    fn fired(&mut self, slot: usize) {
-        self.handles[slot] = None;
-        self.ops += 1;
-        let (unit, role) = (slot / 10, slot % 10);
-        if SHORT.contains(&role) {
-            let i = self.rng.range(1, 17);
-            self.arm(slot, i);
-            if self.rng.next_u64().is_multiple_of(4) {
-                self.activity(unit);
-            }
-        } else if role == LONG_ONCE {
-            let i = self.rng.range(LONG.0, LONG.1 + 1);
-            self.arm(slot, i);
-        }
-    }
-}
-
 /// A mixed run is a whole run, not a point: its budget is twice a point's per this many
 /// unit-ticks (1000 units for 1500 ticks, about 6 M operations), so that only a scheme whose
 /// cost per operation grows with occupancy runs out of it...
@@ -599,50 +568,37 @@ fn mixed_budget(units: u64, ticks: u64, opts: &Opts) -> Duration {
     opts.budget * (2 * shares).min(MIXED_MAX_POINTS)
 }
 
-/// Runs the mixed workload with `units` units for `ticks` ticks. Returns ops per second, and
-/// whether it ran out of budget (the rate is then over the ticks it managed).
-fn mixed(kind: SchemeKind, units: u64, ticks: u64, opts: &Opts) -> (f64, bool) {
-    let cap = (units * 10) as u32;
-    let mut m = Mixed {
-        s: AnyScheme::new(kind, &config(kind, cap, opts)).expect("new"),
-        handles: vec![None; cap as usize],
-        rng: Rng::new(opts.seed ^ units),
-        ops: 0,
-    };
-    for u in 0..units as usize {
-        for r in SHORT {
-            let i = m.rng.range(1, 17);
-            m.arm(u * 10 + r, i);
-        }
-        let i = m.rng.range(LONG.0, LONG.1 + 1);
-        m.arm(u * 10 + LONG_ONCE, i);
-        m.activity(u);
-    }
-    m.ops = 0;
-    let budget = mixed_budget(units, ticks, opts);
-    let began = Instant::now();
-    for t in 0..ticks {
-        m.s.tick();
-        while let Some(e) = m.s.pop_expired() {
-            m.fired(e.id as usize);
-        }
-        if t.is_multiple_of(64) && began.elapsed() > budget {
-            eprintln!("  mixed: {} ops in {:.1?}", m.ops, began.elapsed());
-            return (m.ops as f64 / began.elapsed().as_secs_f64(), true);
-        }
-    }
-    black_box(&m.handles);
-    eprintln!("  mixed: {} ops in {:.1?}", m.ops, began.elapsed());
-    (m.ops as f64 / began.elapsed().as_secs_f64(), false)
-}
-
-fn sweep_mixed(kind: SchemeKind, units: &[u64], ticks: u64, opts: &Opts, res: &mut Results) {
-    for &u in units {
-        let (ops_per_s, over) = mixed(kind, u, ticks, opts);
-        res.add("mixed", kind, u, ops_per_s / 1e6, "Mops/s");
-        if over {
-            res.over("mixed", kind, mixed_budget(u, ticks, opts));
-            break;
+/// Ratas' own benchmark with each of `pairs` (a whole run each, not bounded by the budget:
+/// its cost per operation does not grow with occupancy on schemes 6 and 7, the only ones run).
+fn sweep_ratas(kind: SchemeKind, pairs: &[u32], opts: &Opts, res: &mut Results) {
+    for &p in pairs {
+        for way in ratas::Way::ALL {
+            let config = Config {
+                capacity: ratas::capacity(p),
+                slots: opts.slots,
+                start: 0,
+            };
+            let run = match kind {
+                SchemeKind::HashedUnsorted => scheme6::HashedUnsorted::<HostStorage>::new(&config)
+                    .and_then(|s| ratas::run(s, way, p)),
+                SchemeKind::Hierarchical => scheme7::Hierarchical::<HostStorage>::new(&config)
+                    .and_then(|s| ratas::run(s, way, p)),
+                _ => return,
+            };
+            match run {
+                Ok((o, took)) => {
+                    let mops = o.operations() as f64 / took.as_secs_f64() / 1e6;
+                    res.add(way.bench(), kind, u64::from(p), mops, "Mops/s");
+                    res.ratas.push(RatasRow {
+                        kind,
+                        way,
+                        pairs: p,
+                        outcome: o,
+                        seconds: took.as_secs_f64(),
+                    });
+                }
+                Err(e) => res.note(way.bench(), kind, u64::from(p), format!("error: {e:?}")),
+            }
         }
     }
 }
@@ -913,6 +869,11 @@ fn main() -> ExitCode {
         vec![100, 1_000, 10_000, 100_000]
     };
     let ticks = 1_500;
+    let pairs: Vec<u32> = match (&opts.ratas_pairs, opts.quick) {
+        (Some(p), _) => p.clone(),
+        (None, true) => vec![100],
+        (None, false) => vec![1_000],
+    };
     let mut kinds = Vec::new();
     for &k in &opts.schemes {
         match AnyScheme::<HostStorage>::new(k, &config(k, 1, &opts)) {
@@ -925,7 +886,7 @@ fn main() -> ExitCode {
     for &k in &kinds {
         eprintln!("{}:", k.name());
         sweep_scheme(k, &ns, &opts, &mut res);
-        sweep_mixed(k, &units, ticks, &opts, &mut res);
+        sweep_ratas(k, &pairs, &opts, &mut res);
         for way in Way::ALL {
             sweep_messages(k, way, &units, ticks, &opts, &mut res);
         }
@@ -935,7 +896,7 @@ fn main() -> ExitCode {
     let _ = writeln!(
         out,
         "## wheel-bench{} — schemes 5/6 with M = {}, scheme 4 with MaxInterval = {}, budget {:?} \
-         per point (mixed: 2x per 1000 units x 1500 ticks, at most {MIXED_MAX_POINTS}x)",
+         per point (messages: 2x per 1000 units x 1500 ticks, at most {MIXED_MAX_POINTS}x)",
         if opts.quick { " --quick" } else { "" },
         opts.slots,
         RESET_HI,
@@ -967,10 +928,7 @@ fn main() -> ExitCode {
     for (bench, title) in tables {
         res.table(&mut out, bench, title, &kinds, &ns);
     }
-    let title = format!(
-        "Mixed workload (Ratas-style, {ticks} ticks), million operations per second vs units of 10 timers"
-    );
-    res.table(&mut out, "mixed", &title, &kinds, &units);
+    res.ratas_table(&mut out);
     for way in Way::ALL {
         let title = format!(
             "Messages, idle timer pushed back by {} ({ticks} ticks), million timer operations \
@@ -1003,6 +961,7 @@ mod tests {
             schemes: SchemeKind::ALL.to_vec(),
             slots: 256,
             seed: 7,
+            ratas_pairs: None,
         }
     }
 
