@@ -673,7 +673,7 @@ fn scheme7_ranges_land_on_coarse_slot_boundaries() {
         ((1000, 5000), 4096),
         ((5000, 300_000), 262_144),
         ((70, 120), 192),
-        ((3, 10), 103),
+        ((3, 10), 110),
     ];
     for ((earliest, latest), want) in cases {
         let h = s.start_range(earliest, latest, 0, &mut w).unwrap();

@@ -623,8 +623,10 @@ pub trait Scheme {
 
     /// [`Scheme::start`] due on a tick of the scheme's choosing in `[now + earliest, now +
     /// latest]` (`1 <= earliest <= latest < MAX_INTERVAL`, else [`Error::Interval`]): the
-    /// cheapest place that fires inside the range, never outside it (scheme 7: a slot boundary
-    /// of the coarsest level the range holds, so that no migration is needed). Schemes whose
+    /// cheapest place that fires inside the range, never outside it (scheme 7: the last slot
+    /// boundary of the coarsest level the range holds, so that no migration is needed; the
+    /// others: the latest tick, so that pushing the timer back into a later range leaves it
+    /// alone for longest). Schemes whose
     /// start walks a sorted list (2 and 5) stop the walk when `work` is spent and leave the
     /// timer *placing*: its handle is valid (it can be stopped, and it fires on its deadline
     /// even if still placing then), and [`Scheme::place`] finishes the walk. While a timer is

@@ -79,8 +79,10 @@ impl<S: Storage> OrderedList<S> {
     }
 
     /// Any tick of the range costs the same walk: the earliest.
-    fn choose(&self, earliest: u64, _latest: u64) -> Result<u64, Error> {
-        Ok(earliest)
+    /// The latest tick of the range: every place costs the same here, and a timer pushed back
+    /// into a range again and again stays put for longest (see [`Scheme::reschedule`]).
+    fn choose(&self, _earliest: u64, latest: u64) -> Result<u64, Error> {
+        Ok(latest)
     }
 
     fn file(&mut self, idx: u32, work: &mut Work) {

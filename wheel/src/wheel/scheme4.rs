@@ -108,10 +108,16 @@ impl<S: Storage> BasicWheel<S> {
     }
 
     /// The earliest tick of the range: every tick has its own slot.
-    fn choose(&self, earliest: u64, _latest: u64) -> Result<u64, Error> {
-        match self.arena.remaining(earliest) > self.max_interval() {
-            true => Err(Error::Range),
-            false => Ok(earliest),
+    /// The latest tick of the range that the wheel holds (see [`Scheme::reschedule`]).
+    fn choose(&self, earliest: u64, latest: u64) -> Result<u64, Error> {
+        let max = self.max_interval();
+        match (
+            self.arena.remaining(latest) > max,
+            self.arena.remaining(earliest) > max,
+        ) {
+            (false, _) => Ok(latest),
+            (true, false) => Ok(self.arena.now().wrapping_add(max)),
+            (true, true) => Err(Error::Range),
         }
     }
 

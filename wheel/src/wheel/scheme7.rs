@@ -77,8 +77,8 @@
 //!
 //! # Ranges
 //!
-//! A timer given a range of ticks ([`Scheme::start_range`]) is due on the boundary of the
-//! coarsest slots the range holds one of: a deadline with every digit below level `l` zero
+//! A timer given a range of ticks ([`Scheme::start_range`]) is due on the last boundary of
+//! the coarsest slots the range holds one of: a deadline with every digit below level `l` zero
 //! drops from its level-`l` slot straight to the due queue when the pointer reaches it, never
 //! migrating (and timers with slack gather on the same ticks).
 //!
@@ -319,20 +319,22 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         self.list_for(self.arena.remaining(self.arena.entry(idx).deadline))
     }
 
-    /// The tick of the range on the boundary of the coarsest slots the range holds one of:
-    /// a timer due there drops from its first slot straight to the due queue, never migrating.
+    /// The last tick of the range on a boundary of the coarsest slots the range holds one of:
+    /// a timer due there drops from its first slot straight to the due queue, never migrating,
+    /// and one pushed back into the range again and again stays put for longest (see
+    /// [`Scheme::reschedule`]).
     fn choose(&self, earliest: u64, latest: u64) -> Result<u64, Error> {
         if earliest == latest {
             return Ok(earliest);
         }
         for level in (1..DEPTH).rev() {
             let span = Pow2::<DEPTH>.span(level);
-            let boundary = earliest.wrapping_add(earliest.wrapping_neg() & (span - 1));
+            let boundary = latest & !(span - 1);
             if boundary.wrapping_sub(earliest) <= latest.wrapping_sub(earliest) {
                 return Ok(boundary);
             }
         }
-        Ok(earliest)
+        Ok(latest)
     }
 
     /// Links entry `idx`, on no list, where its deadline belongs from now, or queues it.
