@@ -473,7 +473,16 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
             if head == NIL {
                 return true;
             }
-            let to = self.list_of(head);
+            // Below the top, the slot under level 0's pointer holds only timers due now.
+            let to = match level == 0 && DEPTH > 1 {
+                true => None,
+                false => self.list_of(head),
+            };
+            debug_assert_eq!(
+                to,
+                self.list_of(head),
+                "entry {head} misfiled on list {list}"
+            );
             if to == Some(list) {
                 return true;
             }

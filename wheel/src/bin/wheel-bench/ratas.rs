@@ -23,11 +23,12 @@
 //! The port drives the crate as a caller should: the clock advanced to
 //! [`Scheme::next_work`] (Ratas' `ticks_to_next_event`, capped at 100 ms) with
 //! [`Clock::Tickless`], and each unit's timers named by [`Handle`]s kept in the unit. Three
-//! [`Way`]s of making Ratas' `schedule` on a pending timer are compared.
+//! [`Way`]s of making Ratas' `schedule` on a pending timer are compared, and a fourth that
+//! uses only what the crate offered before reschedules, ranges and the tickless clock.
 
 use std::time::{Duration, Instant};
 
-use wheel::{Advanced, Clock, Error, Handle, Scheme, Work};
+use wheel::{Advanced, Clock, Error, Handle, NextExpiry, Scheme, Work};
 
 /// glibc's `rand()` (the `TYPE_3` additive feedback generator of `random_r`, degree 31,
 /// separation 3) from its default seed, 1: the sequence Ratas' benchmark draws.
@@ -94,9 +95,14 @@ const REQUEST: usize = 3;
 const DEADLINE: usize = 4;
 const ROLES: usize = 5;
 
-/// How Ratas' `schedule` on a pending timer is made.
+/// How Ratas' `schedule` on a pending timer is made, and how the clock is run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Way {
+    /// What the crate offered before reschedules, ranges and the tickless clock: stop +
+    /// start, the idle timer at exactly 60 s, and the clock run by [`Scheme::tick`], one tick
+    /// at a time up to the deadline [`Scheme::next_expiry`] names (every tick where it names
+    /// none, as scheme 6's did).
+    Legacy,
     /// [`Scheme::stop`] + [`Scheme::start`] (a new handle each time), the idle timer at exactly
     /// 60 s: Ratas with `BENCH_ALLOW_SCHEDULE_IN_RANGE=no`, the crate without reschedule.
     StopStart,
@@ -108,10 +114,11 @@ pub(crate) enum Way {
 }
 
 impl Way {
-    pub(crate) const ALL: [Way; 3] = [Way::StopStart, Way::InPlace, Way::Range];
+    pub(crate) const ALL: [Way; 4] = [Way::Legacy, Way::StopStart, Way::InPlace, Way::Range];
 
     pub(crate) fn bench(self) -> &'static str {
         match self {
+            Way::Legacy => "ratas-legacy",
             Way::StopStart => "ratas-stop-start",
             Way::InPlace => "ratas-in-place",
             Way::Range => "ratas-range",
@@ -120,6 +127,7 @@ impl Way {
 
     pub(crate) fn text(self) -> &'static str {
         match self {
+            Way::Legacy => "stop + start, idle at 60 s, tick by tick",
             Way::StopStart => "stop + start, idle at 60 s",
             Way::InPlace => "reschedule in place, idle at 60 s",
             Way::Range => "reschedule in place, idle in [60 s, 61 s]",
@@ -183,7 +191,7 @@ impl<S: Scheme> Bench<S> {
         let id = (unit * ROLES + role) as u64;
         let slot = &mut self.units[unit].timers[role];
         *slot = Some(match (*slot, self.way) {
-            (Some(h), Way::StopStart) => {
+            (Some(h), Way::StopStart | Way::Legacy) => {
                 self.s.stop(h)?;
                 self.s.start(latest, id)?
             }
@@ -350,6 +358,15 @@ impl<S: Scheme> Bench<S> {
     /// Ratas' `advance(delta)`: runs the clock `delta` ticks on, executing every timer due on
     /// the way, in tick order, including those armed meanwhile.
     fn advance(&mut self, delta: u64) -> Result<(), Error> {
+        if self.way == Way::Legacy {
+            for _ in 0..delta {
+                self.s.tick();
+                while let Some(e) = self.s.pop_expired() {
+                    self.execute(e.id)?;
+                }
+            }
+            return Ok(());
+        }
         let target = self.s.now() + delta;
         loop {
             match self
@@ -368,6 +385,13 @@ impl<S: Scheme> Bench<S> {
 
     /// Ratas' `ticks_to_next_event(max)`: here a lower bound, which is all the clock needs.
     fn ticks_to_next_event(&self, max: u64) -> u64 {
+        if self.way == Way::Legacy {
+            return match self.s.next_expiry() {
+                NextExpiry::Idle => max,
+                NextExpiry::At(t) => t.wrapping_sub(self.s.now()).clamp(1, max),
+                NextExpiry::Unknown => 1,
+            };
+        }
         match self.s.next_work() {
             Some(t) => t.wrapping_sub(self.s.now()).clamp(1, max),
             None => max,
