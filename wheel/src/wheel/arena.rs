@@ -184,6 +184,7 @@ impl<S: Storage> Arena<S> {
     }
 
     /// Validates a range of intervals, `earliest..=latest`, and returns it as absolute ticks.
+    #[inline]
     pub fn range(&self, earliest: u64, latest: u64) -> Result<(u64, u64), Error> {
         if earliest == 0 || latest < earliest || latest >= MAX_INTERVAL {
             return Err(Error::Interval);
@@ -332,6 +333,7 @@ impl<S: Storage> Arena<S> {
     }
 
     /// The entry a handle names, if it is still outstanding.
+    #[inline]
     pub fn resolve(&self, handle: Handle) -> Result<u32, Error> {
         let idx = handle.index();
         match self.entries.get(idx as usize) {
@@ -361,6 +363,12 @@ impl<S: Storage> Arena<S> {
     /// Whether entry `idx` is on the due queue.
     pub fn is_queued(&self, idx: u32) -> bool {
         self.entries[idx as usize].list() == QUEUED
+    }
+
+    /// Tags entry `idx`, on a scheme's list, `tag` (another of the scheme's own tags).
+    pub fn retag(&mut self, idx: u32, tag: u32) {
+        debug_assert!(tag < PLACING, "tag {tag} is not a scheme's");
+        self.entries[idx as usize].set_list(tag);
     }
 
     /// Tags entry `idx`, on no list, as [`PLACING`].
@@ -433,6 +441,7 @@ impl<S: Storage> Arena<S> {
     }
 
     /// Appends entry `idx`, on no list, to `list`, tagging it `tag`.
+    #[inline]
     pub fn push_back(&mut self, list: &mut List, tag: u32, idx: u32) {
         let tail = list.tail;
         {
@@ -471,7 +480,9 @@ impl<S: Storage> Arena<S> {
     }
 
     /// Unlinks entry `idx` from `list`, the list it is on. Its `list` tag is left for the
-    /// caller to overwrite.
+    /// caller to overwrite, and its links too: whatever takes it next (a list, the due queue,
+    /// the free list) sets both.
+    #[inline]
     pub fn unlink(&mut self, list: &mut List, idx: u32) {
         let Entry { prev, next, .. } = self.entries[idx as usize];
         if prev == NIL {
@@ -484,9 +495,6 @@ impl<S: Storage> Arena<S> {
         } else {
             self.entries[next as usize].prev = prev;
         }
-        let e = &mut self.entries[idx as usize];
-        e.prev = NIL;
-        e.next = NIL;
     }
 
     /// Detaches the whole of `list`, returning its first entry; follow it with

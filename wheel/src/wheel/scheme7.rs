@@ -53,10 +53,10 @@
 //! |-------------|---------------|------------------------------------------------------------|
 //! | start       | O(1)          | a leading-zero count, a shift and a mask; set a bit        |
 //! | stop        | O(1)          | unlink; clear the bit if the slot empties                  |
-//! | reschedule  | O(1)          | a new deadline in place if it names the same slot, else unlink and file |
+//! | reschedule  | O(1)          | a new deadline in place if it names the same slot or is later (the entry is *put off*: its list's cascade files it again), else unlink and file |
 //! | tick        | O(1) amort.   | a timer migrates at most once per level; the overflow list is rescanned every `2^30` ticks |
 //! | next work   | O(levels)     | the lowest busy level's first busy slot: its lower bound   |
-//! | next expiry | O(1) + a slot | trailing-zero counts find the earliest slot; exactness costs a walk of that slot (above level 0), or of the overflow list if every level is empty |
+//! | next expiry | O(1) + a slot | trailing-zero counts find the earliest slot; exactness costs a walk of that slot (above level 0), or of the overflow list if every level is empty; `Unknown` while entries are put off |
 //!
 //! # Bounded ticks and the tickless clock
 //!
@@ -102,6 +102,9 @@ const LVL_SIZE: usize = 1 << LVL_BITS;
 
 /// Mask of a level's digit.
 const LVL_MASK: u64 = LVL_SIZE as u64 - 1;
+
+/// The tag bit of an entry put off (see [`Hierarchical::retime`]), beside its list's index.
+const PUT_OFF: u32 = 1 << 20;
 
 /// The shape of a hierarchy of wheels: level `l` has `radix(l)` slots of `span(l)` ticks, with
 /// `span(0) = 1` and `span(l + 1) = span(l) * radix(l)` — the digits of a mixed-radix clock,
@@ -242,10 +245,9 @@ impl<const DEPTH: usize> Shape for Pow2<DEPTH> {
 /// - Every deadline on a non-empty list `k` is at or after `low[k]` (counted from now).
 pub struct Hierarchical<S: Storage, const DEPTH: usize = LVL_DEPTH> {
     arena: Arena<S>,
-    /// The slots, level by level, with their occupancy: one 64-bit word per level.
+    /// The slots, level by level, with their occupancy (one 64-bit word per level), and last
+    /// the overflow list, beyond the top level's turn, at [`Self::OVERFLOW`].
     slots: Slots<S>,
-    /// Beyond the top level's turn.
-    overflow: List,
     /// A lower bound of the deadlines on each list.
     low: S::Buf<u64>,
     /// Levels whose pointer slot the current tick has still to cascade: `levels_left - 1`
@@ -257,11 +259,15 @@ pub struct Hierarchical<S: Storage, const DEPTH: usize = LVL_DEPTH> {
     ov_at: u32,
     /// The least deadline the overflow walk has left on the list.
     ov_min: u64,
+    /// Entries put off by [`Self::retime`] and not filed again since (tagged [`PUT_OFF`]).
+    put_off: usize,
 }
 
 impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     /// Index of the overflow list in `slots`.
     const OVERFLOW: usize = DEPTH * LVL_SIZE;
+    /// Index of the top level's first slot: the lists below it may hold entries put off.
+    const TOP: usize = (DEPTH - 1) * LVL_SIZE;
 
     /// An empty wheel for `config.capacity` timers, its clock at `config.start`.
     pub fn new(config: &Config) -> Result<Self, Error> {
@@ -272,13 +278,13 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         let never = arena.never();
         Ok(Hierarchical {
             arena,
-            slots: Slots::new(Self::OVERFLOW as u32)?,
-            overflow: List::EMPTY,
+            slots: Slots::new(Self::OVERFLOW as u32 + 1)?,
             low: S::alloc(Self::OVERFLOW + 1, |_| 0)?,
             levels_left: 0,
             ov_walk: false,
             ov_at: NIL,
             ov_min: never,
+            put_off: 0,
         })
     }
 
@@ -287,7 +293,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     /// Below the top level, by bit operations alone: the level is the highest differing
     /// digit, the slot that digit of the deadline (`place` proves it the same); the top
     /// level's ring and the overflow list go through `place` itself.
-    #[inline]
+    #[inline(always)]
     fn list_for(&self, rem: u64) -> Option<usize> {
         debug_assert!(rem < super::MAX_INTERVAL, "filed {rem} ticks late");
         if rem == 0 {
@@ -347,10 +353,12 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
 
     /// List `list`: `level * 64 + slot`, or [`Self::OVERFLOW`].
     fn list(&self, list: usize) -> &List {
-        match list == Self::OVERFLOW {
-            true => &self.overflow,
-            false => self.slots.list(list as u32),
-        }
+        self.slots.list(list as u32)
+    }
+
+    /// The overflow list.
+    fn overflow(&self) -> &List {
+        self.list(Self::OVERFLOW)
     }
 
     /// The occupancy of `level`: bit `s` for slot `s`.
@@ -359,17 +367,14 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     }
 
     /// Appends entry `idx` to list `list`.
+    #[inline(always)]
     fn link(&mut self, list: usize, idx: u32) {
         let deadline = self.arena.entry(idx).deadline;
         let empty = self.list(list).is_empty();
         self.lower_from(list, deadline, empty);
         // INVARIANT: the tag is the list's index.
-        match list == Self::OVERFLOW {
-            true => self.arena.push_back(&mut self.overflow, list as u32, idx),
-            false => self
-                .slots
-                .push_back(&mut self.arena, list as u32, list as u32, idx),
-        }
+        self.slots
+            .push_back(&mut self.arena, list as u32, list as u32, idx);
     }
 
     /// Lowers the bound of list `list` to `deadline`, and the overflow walk's for that list.
@@ -378,6 +383,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     }
 
     /// [`Self::lower`], or sets the bound if the list is `empty`.
+    #[inline(always)]
     fn lower_from(&mut self, list: usize, deadline: u64, empty: bool) {
         let now = self.arena.now();
         let low = &mut self.low[list];
@@ -389,24 +395,63 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         }
     }
 
+    /// The list pending entry `idx` is on, and whether it was put off there (see
+    /// [`Self::retime`]).
+    #[inline(always)]
+    fn list_of_entry(&self, idx: u32) -> (usize, bool) {
+        let tag = self.arena.entry(idx).list();
+        ((tag & !PUT_OFF) as usize, tag & PUT_OFF != 0)
+    }
+
     /// Unlinks pending entry `idx` from its list, clearing the slot's bit if it empties.
+    #[inline(always)]
     fn unlink(&mut self, idx: u32) {
         if self.ov_at == idx {
             self.ov_at = self.arena.next(idx);
         }
-        let list = self.arena.entry(idx).list();
-        match list as usize == Self::OVERFLOW {
-            true => self.arena.unlink(&mut self.overflow, idx),
-            false => self.slots.unlink(&mut self.arena, list, idx),
-        }
+        let (list, put_off) = self.list_of_entry(idx);
+        self.put_off -= usize::from(put_off);
+        self.slots.unlink(&mut self.arena, list as u32, idx);
     }
 
-    /// Within its list, a new deadline is a new number in the entry; to another list, one
-    /// unlink and one link, the list found once.
+    /// A new deadline not before the tick on which the pointer reaches the entry's list, below
+    /// the top level, leaves the entry where it is: the cascade of that list files it where the
+    /// deadline belongs, as it files every timer there. A deadline beyond the list's own span
+    /// makes the entry *put off* (the paper's reset, always farther out, is this case, and so
+    /// is Ratas' idle timer; Linux's wheel, which never cascades, must move the timer). Any
+    /// other deadline: the same list, or one unlink and one link, the list found once.
+    #[inline(always)]
     fn retime(&mut self, idx: u32, deadline: u64) -> bool {
-        let list = self.arena.entry(idx).list() as usize;
+        let (list, put_off) = self.list_of_entry(idx);
+        if list < Self::TOP {
+            let level = list / LVL_SIZE;
+            let shift = LVL_BITS as usize * level;
+            let now = self.arena.now();
+            // The list's first tick: now's digits above the level, the slot's, zeros below.
+            let reach = (now & !((LVL_SIZE as u64) << shift).wrapping_sub(1))
+                | (((list % LVL_SIZE) as u64) << shift);
+            let (rem, from) = (self.arena.remaining(deadline), self.arena.remaining(reach));
+            if rem >= from {
+                let beyond = rem - from >= 1 << shift;
+                if beyond != put_off {
+                    match beyond {
+                        true => self.put_off += 1,
+                        false => self.put_off -= 1,
+                    }
+                    let tag = list as u32 | if beyond { PUT_OFF } else { 0 };
+                    self.arena.retag(idx, tag);
+                }
+                self.arena.entry_mut(idx).deadline = deadline;
+                self.lower(list, deadline);
+                return true;
+            }
+        }
         match self.list_for(self.arena.remaining(deadline)) {
             Some(to) if to == list => {
+                if put_off {
+                    self.put_off -= 1;
+                    self.arena.retag(idx, list as u32);
+                }
                 self.arena.entry_mut(idx).deadline = deadline;
                 self.lower(list, deadline);
             }
@@ -453,9 +498,9 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
                 return false;
             }
             self.levels_left = level;
-            if level == DEPTH - 1 && !self.overflow.is_empty() {
+            if level == DEPTH - 1 && !self.overflow().is_empty() {
                 self.ov_walk = true;
-                self.ov_at = self.overflow.head;
+                self.ov_at = self.overflow().head;
                 self.ov_min = self.arena.never();
             }
         }
@@ -473,16 +518,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
             if head == NIL {
                 return true;
             }
-            // Below the top, the slot under level 0's pointer holds only timers due now.
-            let to = match level == 0 && DEPTH > 1 {
-                true => None,
-                false => self.list_of(head),
-            };
-            debug_assert_eq!(
-                to,
-                self.list_of(head),
-                "entry {head} misfiled on list {list}"
-            );
+            let to = self.list_of(head);
             if to == Some(list) {
                 return true;
             }
@@ -556,7 +592,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
             let tick = (now & !(span - 1)).wrapping_add(ahead.wrapping_mul(span));
             best = Some(best.map_or(tick, |b| self.arena.sooner(b, tick)));
         }
-        if !self.overflow.is_empty() {
+        if !self.overflow().is_empty() {
             let span = Pow2::<DEPTH>.span(DEPTH - 1);
             let tick = (now & !(span - 1)).wrapping_add(span);
             best = Some(best.map_or(tick, |b| self.arena.sooner(b, tick)));
@@ -572,7 +608,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
             let from = (digit(&Pow2::<DEPTH>, now, level) as usize + 1) % LVL_SIZE;
             return Some(level * LVL_SIZE + next_occupied(self.occupied(level), from));
         }
-        match self.overflow.is_empty() {
+        match self.overflow().is_empty() {
             true => None,
             false => Some(Self::OVERFLOW),
         }
@@ -605,6 +641,10 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
     }
 
     fn next_expiry(&self) -> NextExpiry {
+        // An entry put off may be due after timers on later lists: no cheap answer then.
+        if self.put_off > 0 {
+            return NextExpiry::Unknown;
+        }
         // A level-0 slot holds one deadline; a higher one a range, hence the walk.
         match self.first_busy() {
             None => NextExpiry::Idle,
@@ -618,7 +658,6 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
     fn memory_bytes(&self) -> usize {
         self.arena.memory_bytes()
             + self.slots.memory_bytes()
-            + core::mem::size_of::<List>()
             + self.low.len() * core::mem::size_of::<u64>()
     }
 
@@ -855,13 +894,14 @@ mod tests {
 
     /// Where `handle`'s entry is: `(level, slot)`, level `D` for overflow.
     fn whereabouts<const D: usize>(w: &Wheel<D>, h: Handle) -> (usize, usize) {
-        let list = w.arena.entry(h.index()).list() as usize;
+        let (list, _) = w.list_of_entry(h.index());
         (list / LVL_SIZE, list % LVL_SIZE)
     }
 
     /// Checks the type invariants.
     fn assert_placed<const D: usize>(w: &Wheel<D>) {
         let now = w.arena.now();
+        let mut put_off_seen = 0;
         for list in 0..=Wheel::<D>::OVERFLOW {
             let l = w.list(list);
             if list < Wheel::<D>::OVERFLOW {
@@ -871,20 +911,58 @@ mod tests {
             let mut at = l.head;
             while at != NIL {
                 let e = w.arena.entry(at);
-                assert_eq!(e.list() as usize, list);
+                let (on, put_off) = w.list_of_entry(at);
+                assert_eq!(on, list);
                 let want = match place(&Pow2::<D>, now, w.arena.remaining(e.deadline)) {
                     Place::Slot { level, slot } => level * LVL_SIZE + slot,
                     Place::Overflow => Wheel::<D>::OVERFLOW,
                     Place::Due => panic!("due entry {at} pending at {now}"),
                 };
-                assert_eq!(
-                    list, want,
-                    "entry {at} due {} misplaced at {now}",
-                    e.deadline
-                );
+                if put_off {
+                    put_off_seen += 1;
+                    // Put off: on a list below the top that the pointer reaches first.
+                    assert!(list < Wheel::<D>::TOP, "entry {at} put off on list {list}");
+                } else {
+                    assert_eq!(
+                        list, want,
+                        "entry {at} due {} misplaced at {now}",
+                        e.deadline
+                    );
+                }
                 at = w.arena.next(at);
             }
         }
+        assert_eq!(put_off_seen, w.put_off, "entries put off at {now}");
+    }
+
+    /// A later deadline leaves the timer where it is, put off; the cascade of its list files it
+    /// where it belongs, and it fires on the new deadline; an earlier one moves it at once.
+    #[test]
+    fn later_deadlines_are_put_off_and_fire_exactly() {
+        let mut w = wheel::<LVL_DEPTH>(0);
+        let mut work = Work::unlimited();
+        let h = w.start(100, 1).unwrap();
+        assert_eq!(whereabouts(&w, h), (1, 1));
+        w.reschedule(h, 5000, 5000, &mut work).unwrap();
+        assert_eq!((whereabouts(&w, h), w.put_off), ((1, 1), 1));
+        assert_eq!(w.deadline(h), Some(5000));
+        assert_eq!(w.next_expiry(), NextExpiry::Unknown);
+        assert_placed(&w);
+        // Later again: stays, counted once; earlier: moves at once, filed where it belongs.
+        w.reschedule(h, 6000, 6000, &mut work).unwrap();
+        assert_eq!((whereabouts(&w, h), w.put_off), ((1, 1), 1));
+        w.reschedule(h, 30, 30, &mut work).unwrap();
+        assert_eq!((whereabouts(&w, h), w.put_off), ((0, 30), 0));
+        w.reschedule(h, 7000, 7000, &mut work).unwrap();
+        assert_eq!((whereabouts(&w, h), w.put_off), ((0, 30), 1));
+        let mut fired = None;
+        while fired.is_none() {
+            w.tick();
+            assert_placed(&w);
+            fired = w.pop_expired().map(|e| (w.now(), e.id));
+        }
+        assert_eq!((fired, w.put_off), (Some((7000, 1)), 0));
+        assert_eq!(w.next_expiry(), NextExpiry::Idle);
     }
 
     #[test]
@@ -1004,7 +1082,8 @@ mod tests {
             (1, Band::Turns(4096)),
         ],
         range: None,
-        foresight: Foresight::Exact,
+        // Exact but while entries are put off (see `retime`).
+        foresight: Foresight::Partial,
         check_every: 64,
         reach: 1 << 34,
     };
