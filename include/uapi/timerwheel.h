@@ -38,7 +38,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define TW_VERSION 2
+#define TW_VERSION 3
 #define TW_DEVICE "/dev/timerwheel"
 #define TW_IOC_MAGIC 0xB9
 
@@ -127,7 +127,8 @@ struct tw_config {
 /*
  * TW_IOC_SETCALLOUT: a callout due `ticks` ticks from now, returning its handle. With `latest`
  * not 0, it may fire on any tick in [ticks, latest] ticks from now, and the structure picks the
- * cheapest (the coarsest level or slot that fires inside the range); it never fires outside it.
+ * cheapest (scheme 7: the last boundary of the coarsest slots inside the range; the others: the
+ * latest tick); it never fires outside it.
  * If the handle cannot be written back (EFAULT), the callout is cancelled again: nothing is
  * left behind.
  * Errors: EINVAL  ticks is 0 or above TW_MAX_TICKS, latest not 0 and below ticks or above
@@ -152,8 +153,10 @@ struct tw_set {
 /*
  * TW_IOC_RESET: mod_timer: moves the pending callout `handle` names to `ticks` ticks from now
  * (or the range [ticks, latest]), keeping its handle and cookie. O(1) in schemes 3 to 7 (O(log
- * n) in 3), and nothing moves when the new deadline lands where the callout already is. A
- * callout already expired but not yet processed is re-armed too.
+ * n) in 3), and nothing moves when the new deadline lands where the callout already is, or when
+ * the callout is already due inside the new range (a callout pushed back with slack, again and
+ * again, stays put while its deadline is acceptable). A callout already expired but not yet
+ * processed is re-armed too.
  * Errors: as TW_IOC_SETCALLOUT (but ENOSPC), and
  *         ENOENT  the handle is stale
  */

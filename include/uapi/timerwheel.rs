@@ -11,7 +11,7 @@
 
 #![allow(non_camel_case_types, dead_code, missing_docs, unreachable_pub)]
 
-pub const TW_VERSION: u32 = 2;
+pub const TW_VERSION: u32 = 3;
 pub const TW_DEVICE: &str = "/dev/timerwheel";
 pub const TW_IOC_MAGIC: u32 = 0xB9;
 
