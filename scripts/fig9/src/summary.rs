@@ -35,6 +35,9 @@ pub const MOD_PAIRS: [(&str, &str); 3] = [
 /// The curve compared with Linux.
 pub const OURS: &str = "scheme7-setcallout";
 pub const LINUX: [&str; 2] = ["linux-timer_list", "linux-hrtimer"];
+/// Scheme 7's reset in place, compared with Linux's `mod_timer` in place and with hrtimer.
+pub const OURS_MOD: &str = "scheme7-mod";
+pub const LINUX_MOD: [&str; 2] = ["linux-timer_list-mod", "linux-hrtimer"];
 pub const BASELINE: &str = "bsd-traditional";
 /// The baseline's slope is fitted over points with at least this n (below, the fixed cost of
 /// a reset hides the walk).
@@ -171,6 +174,10 @@ pub fn summarize(rows: &[Row], measure: &str, small_n: u64, large_n: u64) -> Sum
             let label = format!("n={n} {OURS} / {l}");
             vs_linux.push(Compared::new(rows, label, (OURS, n), (l, n), measure));
         }
+        for l in LINUX_MOD {
+            let label = format!("n={n} {OURS_MOD} / {l}");
+            vs_linux.push(Compared::new(rows, label, (OURS_MOD, n), (l, n), measure));
+        }
     }
     let baseline_stopped_at = rows
         .iter()
@@ -231,7 +238,7 @@ pub fn render(s: &Summary) -> String {
     for c in &s.in_place {
         compared(&mut o, c);
     }
-    let _ = writeln!(o, "\n{OURS} vs Linux timers");
+    let _ = writeln!(o, "\nscheme 7 vs Linux timers");
     for c in &s.vs_linux {
         compared(&mut o, c);
     }
@@ -340,8 +347,18 @@ mod tests {
         assert_eq!(median(&s.flatness[3]), Some(1.25));
         assert_eq!(median(&s.flatness[1]), None, "no scheme6-timeout rows");
         // n = 1e6: scheme 7 at 150 against timer_list 60 and hrtimer 240.
-        assert_eq!(median(&s.vs_linux[2]), Some(2.5));
-        assert_eq!(median(&s.vs_linux[3]), Some(0.625));
+        assert_eq!(
+            s.vs_linux[4].label,
+            "n=1000000 scheme7-setcallout / linux-timer_list"
+        );
+        assert_eq!(median(&s.vs_linux[4]), Some(2.5));
+        assert_eq!(median(&s.vs_linux[5]), Some(0.625));
+        // Reset in place against Linux's: the synthetic sweep has no scheme7-mod.
+        assert_eq!(
+            s.vs_linux[6].label,
+            "n=1000000 scheme7-mod / linux-timer_list-mod"
+        );
+        assert_eq!(median(&s.vs_linux[6]), None);
         assert_eq!(median(&s.in_place[1]), Some(0.5), "{:?}", s.in_place[1]);
         let sl = s.baseline.clone().unwrap();
         assert!((sl.slope - 1.0).abs() < 1e-9, "slope {}", sl.slope);

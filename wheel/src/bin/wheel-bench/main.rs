@@ -151,13 +151,20 @@ struct Row {
     note: String,
 }
 
-/// One run of Ratas' benchmark.
+/// The runs of one way of Ratas' benchmark.
 struct RatasRow {
     kind: SchemeKind,
     way: ratas::Way,
     pairs: u32,
     outcome: ratas::Outcome,
-    seconds: f64,
+    /// Seconds of each run, sorted.
+    seconds: Vec<f64>,
+}
+
+impl RatasRow {
+    fn median(&self) -> f64 {
+        self.seconds[(self.seconds.len() - 1) / 2]
+    }
 }
 
 #[derive(Default)]
@@ -248,23 +255,26 @@ impl Results {
         let _ = writeln!(
             out,
             "\n### Ratas' benchmark (its test_benchmark, 300 s of 20 µs ticks)\n\n\
-             | scheme | pairs | Ratas' schedule on a pending timer | seconds | million ops/s | \
-             speed-up over the legacy way | total_rx_count |\n|---|---:|---|---:|---:|---:|---:|"
+             | scheme | pairs | Ratas' schedule on a pending timer | seconds, median (range) | \
+             million ops/s | speed-up over the legacy way | total_rx_count |\n\
+             |---|---:|---|---:|---:|---:|---:|"
         );
         for r in &self.ratas {
             let base = self
                 .ratas
                 .iter()
                 .find(|b| b.kind == r.kind && b.pairs == r.pairs && b.way == ratas::Way::Legacy)
-                .map_or(f64::NAN, |b| b.seconds / r.seconds);
+                .map_or(f64::NAN, |b| b.median() / r.median());
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {:.3} | {:.1} | {:.2}x | {} |",
+                "| {} | {} | {} | {:.3} ({:.3}–{:.3}) | {:.1} | {:.2}x | {} |",
                 r.kind.name(),
                 r.pairs,
                 r.way.text(),
-                r.seconds,
-                r.outcome.operations() as f64 / r.seconds / 1e6,
+                r.median(),
+                r.seconds[0],
+                r.seconds[r.seconds.len() - 1],
+                r.outcome.operations() as f64 / r.median() / 1e6,
                 base,
                 r.outcome.total_rx_count
             );
@@ -568,40 +578,74 @@ fn mixed_budget(units: u64, ticks: u64, opts: &Opts) -> Duration {
     opts.budget * (2 * shares).min(MIXED_MAX_POINTS)
 }
 
-/// Ratas' own benchmark with each of `pairs` (a whole run each, not bounded by the budget:
-/// its cost per operation does not grow with occupancy on schemes 6 and 7, the only ones run).
+/// Ratas' own benchmark with each of `pairs`, every way, in [`RATAS_REPEATS`] rounds that
+/// interleave the ways, so that a slow spell of a shared machine hits them alike. A whole run
+/// each, not bounded by the budget: its cost per operation does not grow with occupancy on
+/// schemes 6 and 7, the only ones run.
 fn sweep_ratas(kind: SchemeKind, pairs: &[u32], opts: &Opts, res: &mut Results) {
+    if !matches!(kind, SchemeKind::HashedUnsorted | SchemeKind::Hierarchical) {
+        return;
+    }
+    let repeats = if opts.quick { 3 } else { RATAS_REPEATS };
     for &p in pairs {
-        for way in ratas::Way::ALL {
-            let config = Config {
-                capacity: ratas::capacity(p),
-                slots: opts.slots,
-                start: 0,
-            };
-            let run = match kind {
-                SchemeKind::HashedUnsorted => scheme6::HashedUnsorted::<HostStorage>::new(&config)
-                    .and_then(|s| ratas::run(s, way, p)),
-                SchemeKind::Hierarchical => scheme7::Hierarchical::<HostStorage>::new(&config)
-                    .and_then(|s| ratas::run(s, way, p)),
-                _ => return,
-            };
-            match run {
-                Ok((o, took)) => {
-                    let mops = o.operations() as f64 / took.as_secs_f64() / 1e6;
-                    res.add(way.bench(), kind, u64::from(p), mops, "Mops/s");
-                    res.ratas.push(RatasRow {
+        let config = Config {
+            capacity: ratas::capacity(p),
+            slots: opts.slots,
+            start: 0,
+        };
+        let mut rows: Vec<RatasRow> = Vec::new();
+        for round in 0..repeats {
+            for way in ratas::Way::ALL {
+                let run = match kind {
+                    SchemeKind::HashedUnsorted => {
+                        scheme6::HashedUnsorted::<HostStorage>::new(&config)
+                            .and_then(|s| ratas::run(s, way, p))
+                    }
+                    _ => scheme7::Hierarchical::<HostStorage>::new(&config)
+                        .and_then(|s| ratas::run(s, way, p)),
+                };
+                let (o, took) = match run {
+                    Ok(r) => r,
+                    Err(e) => {
+                        res.note(way.bench(), kind, u64::from(p), format!("error: {e:?}"));
+                        return;
+                    }
+                };
+                eprintln!(
+                    "  {:<20} {:<24} pairs={p:<6} round {}/{repeats}: {:.3} s",
+                    way.bench(),
+                    kind.name(),
+                    round + 1,
+                    took.as_secs_f64()
+                );
+                match rows.iter_mut().find(|r| r.way == way) {
+                    Some(r) if r.outcome != o => {
+                        let why = format!("error: runs differ: {:?} then {o:?}", r.outcome);
+                        res.note(way.bench(), kind, u64::from(p), why);
+                        return;
+                    }
+                    Some(r) => r.seconds.push(took.as_secs_f64()),
+                    None => rows.push(RatasRow {
                         kind,
                         way,
                         pairs: p,
                         outcome: o,
-                        seconds: took.as_secs_f64(),
-                    });
+                        seconds: vec![took.as_secs_f64()],
+                    }),
                 }
-                Err(e) => res.note(way.bench(), kind, u64::from(p), format!("error: {e:?}")),
             }
         }
+        for r in &mut rows {
+            r.seconds.sort_by(f64::total_cmp);
+            let mops = r.outcome.operations() as f64 / r.median() / 1e6;
+            res.add(r.way.bench(), kind, u64::from(p), mops, "Mops/s");
+        }
+        res.ratas.extend(rows);
     }
 }
+
+/// Runs of each way of Ratas' benchmark, interleaved; the table shows the median and range.
+const RATAS_REPEATS: usize = 5;
 
 /// How the messages workload pushes an idle timer back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
