@@ -77,6 +77,9 @@ struct Cli {
     /// --quick]; Ratas' own runs use 1000 and 8000.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     ratas_pairs: Option<Vec<u32>>,
+    /// Run Ratas' benchmark alone (to profile it, say).
+    #[arg(long)]
+    ratas_only: bool,
 }
 
 fn parse_scheme(s: &str) -> Result<SchemeKind, String> {
@@ -109,6 +112,7 @@ struct Opts {
     slots: u32,
     seed: u64,
     ratas_pairs: Option<Vec<u32>>,
+    ratas_only: bool,
 }
 
 impl Opts {
@@ -126,6 +130,7 @@ impl Opts {
             slots: cli.slots,
             seed: cli.seed,
             ratas_pairs: cli.ratas_pairs,
+            ratas_only: cli.ratas_only,
         }
     }
 }
@@ -929,10 +934,14 @@ fn main() -> ExitCode {
     let mut res = Results::default();
     for &k in &kinds {
         eprintln!("{}:", k.name());
-        sweep_scheme(k, &ns, &opts, &mut res);
+        if !opts.ratas_only {
+            sweep_scheme(k, &ns, &opts, &mut res);
+        }
         sweep_ratas(k, &pairs, &opts, &mut res);
-        for way in Way::ALL {
-            sweep_messages(k, way, &units, ticks, &opts, &mut res);
+        if !opts.ratas_only {
+            for way in Way::ALL {
+                sweep_messages(k, way, &units, ticks, &opts, &mut res);
+            }
         }
     }
 
@@ -1006,6 +1015,7 @@ mod tests {
             slots: 256,
             seed: 7,
             ratas_pairs: None,
+            ratas_only: false,
         }
     }
 
