@@ -979,10 +979,12 @@ fn main() -> ExitCode {
         ),
     ];
     for (bench, title) in tables {
-        res.table(&mut out, bench, title, &kinds, &ns);
+        if !opts.ratas_only {
+            res.table(&mut out, bench, title, &kinds, &ns);
+        }
     }
     res.ratas_table(&mut out);
-    for way in Way::ALL {
+    for way in Way::ALL.into_iter().filter(|_| !opts.ratas_only) {
         let title = format!(
             "Messages, idle timer pushed back by {} ({ticks} ticks), million timer operations \
              per second vs units of 3 timers",
