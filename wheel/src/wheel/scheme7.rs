@@ -237,12 +237,17 @@ impl<const DEPTH: usize> Shape for Pow2<DEPTH> {
 ///
 /// - After every complete tick, each pending entry is on the list that `place` names for its
 ///   deadline seen from `now`, with `Entry::list` that list's index in `slots`: `level * 64 +
-///   slot`, or `DEPTH * 64` for the overflow list. In particular, below the top level the slot
-///   under the pointer is empty, and everything on a lower level is due before everything on
-///   a higher one, and everything in the wheel before everything on the overflow list. While
-///   a tick is half done, the lists still to be cascaded (`levels_left`, the overflow list
-///   from `ov_at`) may hold entries that belong elsewhere, and nothing else does.
-/// - Every deadline on a non-empty list `k` is at or after `low[k]` (counted from now).
+///   slot`, or `DEPTH * 64` for the overflow list; or it is *put off*: on a list below the top
+///   level whose first tick comes before its deadline, tagged with that list's index and
+///   [`PUT_OFF`], and counted in `put_off`. In particular, below the top level the slot under
+///   the pointer is empty, and every entry not put off on a lower level is due before every
+///   entry on a higher one, and everything in the wheel before everything on the overflow
+///   list. While a tick is half done, the lists still to be cascaded (`levels_left`, the
+///   overflow list from `ov_at`) may hold entries that belong elsewhere, and nothing else does.
+/// - Every deadline on a non-empty list `k` is at or after `low[k]` (counted from now), and
+///   `low[k]` comes before the end of the span of list `k` (for a list below the top, the
+///   next list its level's pointer reaches), so that the first busy list's bound is a lower
+///   bound of every deadline.
 pub struct Hierarchical<S: Storage, const DEPTH: usize = LVL_DEPTH> {
     arena: Arena<S>,
     /// The slots, level by level, with their occupancy (one 64-bit word per level), and last
