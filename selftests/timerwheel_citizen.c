@@ -1249,6 +1249,62 @@ TEST_F(instance, reset_moves_the_deadline_and_keeps_the_handle)
 	EXPECT_EQ(ENOENT, errno);
 }
 
+/*
+ * Callouts reset again and again, earlier and later, exactly and with ranges, while the clock
+ * moves on in random steps: each fires exactly once, on the deadline of its last reset (the
+ * one TW_IOC_QUERY reported), never on one it had before. Scheme 7 leaves a timer pushed later
+ * where it is and lets the cascade file it; this is where that must not show.
+ */
+TEST_F(instance, resets_back_and_forth_fire_once_on_the_last_deadline)
+{
+	enum { N = 200, ROUNDS = 40 };
+	__u64 h[N], due[N], seed = 0x7e5e7 ^ variant->scheme;
+	struct tw_fired rec[N];
+	int fired[N] = { 0 }, i, k, n, r, left = N;
+	struct tw_query q;
+
+	if (self->fd < 0)
+		return;
+	NEED_RANGES(self->fd);
+	ASSERT_EQ(0, configure_manual(self->fd, variant->scheme, variant->slots, N));
+	ASSERT_EQ(0, advance(self->fd, START));
+	for (i = 0; i < N; i++) {
+		ASSERT_EQ(0, set_callout(self->fd, 1 + rnd(&seed) % 3000, i, &h[i]));
+		ASSERT_EQ(0, query(self->fd, h[i], &q));
+		due[i] = q.deadline;
+	}
+	for (r = 0; left > 0; r++) {
+		ASSERT_GT(ROUNDS + 20, r) TH_LOG("%d callouts never fired", left);
+		ASSERT_EQ(0, advance(self->fd, 1 + rnd(&seed) % (r < ROUNDS ? 300 : 3000)));
+		n = drain(self->fd, rec, N);
+		for (k = 0; k < n; k++) {
+			__u64 c = rec[k].cookie;
+
+			ASSERT_GT(N, c);
+			EXPECT_EQ(0, fired[c]) TH_LOG("cookie %llu fired twice", c);
+			EXPECT_EQ(due[c], rec[k].deadline) TH_LOG("cookie %llu", c);
+			EXPECT_EQ(due[c], rec[k].fired) TH_LOG("cookie %llu", c);
+			fired[c]++;
+			left--;
+		}
+		for (i = 0; r < ROUNDS && i < N; i++) {
+			__u64 t = 1 + rnd(&seed) % 3000, span = rnd(&seed) % 4 ? 0 : rnd(&seed) % 1000;
+
+			if (fired[i] || rnd(&seed) % 3 == 0)
+				continue;
+			ASSERT_EQ(0, reset(self->fd, h[i], t, span ? t + span : 0))
+				TH_LOG("reset %d: %s", i, strerror(errno));
+			ASSERT_EQ(0, query(self->fd, h[i], &q));
+			ASSERT_EQ(1, q.pending);
+			EXPECT_LE(q.now + t, q.deadline);
+			EXPECT_GE(q.now + t + span, q.deadline);
+			due[i] = q.deadline;
+		}
+	}
+	for (i = 0; i < N; i++)
+		EXPECT_EQ(1, fired[i]) TH_LOG("cookie %d", i);
+}
+
 TEST_F(instance, batch_mod_keeps_the_handles)
 {
 	enum { N = 64 };
