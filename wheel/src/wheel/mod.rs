@@ -626,11 +626,11 @@ pub trait Scheme {
     /// cheapest place that fires inside the range, never outside it (scheme 7: the last slot
     /// boundary of the coarsest level the range holds, so that no migration is needed; the
     /// others: the latest tick, so that pushing the timer back into a later range leaves it
-    /// alone for longest). Schemes whose
-    /// start walks a sorted list (2 and 5) stop the walk when `work` is spent and leave the
-    /// timer *placing*: its handle is valid (it can be stopped, and it fires on its deadline
-    /// even if still placing then), and [`Scheme::place`] finishes the walk. While a timer is
-    /// placing, every start and reschedule fails with [`Error::Busy`] and changes nothing.
+    /// alone for longest). Schemes whose start walks a sorted list (2 and 5) stop the walk when
+    /// `work` is spent and leave the timer *placing*: its handle is valid (it can be stopped,
+    /// and it fires on its deadline even if still placing then), and [`Scheme::place`]
+    /// finishes the walk. While a timer is placing, every start and reschedule fails with
+    /// [`Error::Busy`] and changes nothing.
     fn start_range(
         &mut self,
         earliest: u64,
