@@ -204,6 +204,14 @@ macro_rules! arena_delegates {
         }
 
         fn tick(&mut self) -> usize {
+            if !self.$arena.ticking() {
+                // The whole of `advance` to the next tick, unbounded, without its loop.
+                let next = self.$arena.now().wrapping_add(1);
+                self.enter(next, super::Clock::Periodic);
+                while !self.run_tick(&mut super::Work::unlimited()) {}
+                self.$arena.end_tick();
+                return self.$arena.tick_queued();
+            }
             let target = self.$arena.now().wrapping_add(1);
             let mut work = super::Work::unlimited();
             while self.advance(target, super::Clock::Periodic, &mut work)

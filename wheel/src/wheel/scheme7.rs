@@ -481,7 +481,11 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         // Coarse to fine, as in the paper, though any order would do: a drained timer is
         // filed afresh from now, so none lands in a slot still to be drained on this tick,
         // except one a full top turn away, which goes back where it came from.
-        self.levels_left = Self::highest_turning(tick) + 1;
+        let top = Self::highest_turning(tick);
+        // Only level 0 moves on, onto an empty slot: a tick with nothing to do (most periodic
+        // ticks are), finished without the cascade.
+        let idle = top == 0 && DEPTH > 1 && self.occupied(0) & (1 << (tick & LVL_MASK)) == 0;
+        self.levels_left = if idle { 0 } else { top + 1 };
         self.ov_walk = false;
     }
 
@@ -516,7 +520,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     /// began) ends the cascade: everything after it came later still. `false` if `work` ran
     /// out first.
     fn cascade(&mut self, level: usize, work: &mut Work, first: &mut bool) -> bool {
-        let slot = digit(&Pow2::<DEPTH>, self.arena.now(), level) as usize;
+        let slot = ((self.arena.now() >> (LVL_BITS as usize * level)) & LVL_MASK) as usize;
         let list = level * LVL_SIZE + slot;
         loop {
             let head = self.list(list).head;
