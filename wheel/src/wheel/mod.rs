@@ -94,9 +94,10 @@
 //! The wheels (schemes 4 to 7) keep their slot lists, and the occupancy bitmap of `bitmap.rs`
 //! that marks the busy ones, in step through one slot layer, `slots.rs`. The legacy BSD
 //! interface, `timeout(func, arg, ticks)` / `untimeout(func, arg)`, sits on top of any scheme
-//! in `callout.rs`. `rng.rs` is the generator of randomized tests and workloads. Every
-//! scheme's unit tests also run it against the reference model of the host crate's
-//! `src/model.rs`, which the differential test drives every scheme against too.
+//! in `callout.rs`; `sorted.rs` holds the bounded placement of schemes 2 and 5. `rng.rs` is the
+//! generator of randomized tests and workloads. Every scheme's unit tests also run it against
+//! the reference model of the host crate's `src/model.rs`, which the differential test drives
+//! every scheme against too.
 //!
 //! This directory is compiled both by cargo (through `src/lib.rs`) and by the kernel (as the
 //! module's `wheel` module): it names no kernel type, is safe Rust throughout, and refers to its
@@ -315,6 +316,7 @@ pub mod scheme5;
 pub mod scheme6;
 pub mod scheme7;
 mod slots;
+mod sorted;
 
 use core::num::NonZeroU64;
 use core::ops::DerefMut;

@@ -31,19 +31,11 @@
 //! BSD's `timeout()`.
 
 use super::arena::{Arena, List, NIL};
+use super::sorted::Placing;
 use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
 
 /// `Entry::list` of an entry on the ordered list.
 const ORDERED: u32 = 0;
-
-/// A walk looking for the place of one timer.
-#[derive(Clone, Copy, Debug)]
-struct Placing {
-    /// The entry being placed, tagged `PLACING`.
-    idx: u32,
-    /// The first entry of the list not yet compared with it, or [`NIL`].
-    at: u32,
-}
 
 /// The ordered list with differential times.
 ///
@@ -57,7 +49,8 @@ pub struct OrderedList<S: Storage> {
     list: List,
     /// Each entry's differential time, by arena index.
     delta: S::Buf<u64>,
-    placing: Option<Placing>,
+    /// The timer whose place a bounded walk of `list` is looking for.
+    placing: Placing,
 }
 
 impl<S: Storage> OrderedList<S> {
@@ -69,7 +62,7 @@ impl<S: Storage> OrderedList<S> {
             arena,
             list: List::EMPTY,
             delta,
-            placing: None,
+            placing: Placing::NONE,
         })
     }
 
@@ -86,29 +79,19 @@ impl<S: Storage> OrderedList<S> {
     }
 
     fn file(&mut self, idx: u32, work: &mut Work) {
-        self.arena.set_placing(idx);
-        self.placing = Some(Placing {
-            idx,
-            at: self.list.head,
-        });
+        self.placing.begin(&mut self.arena, idx, self.list.head);
         self.walk(work);
     }
 
     /// Continues the walk of the placing timer; `true` once it is placed.
     fn walk(&mut self, work: &mut Work) -> bool {
-        let Some(Placing { idx, at }) = self.placing else {
-            return true;
-        };
-        let at = match self.arena.walk_sorted(idx, at, work) {
-            Ok(at) => at,
-            Err(at) => {
-                self.placing = Some(Placing { idx, at });
-                return false;
+        match self.placing.walk(&self.arena, work) {
+            Some((idx, at)) => {
+                self.insert_before(at, idx);
+                true
             }
-        };
-        self.placing = None;
-        self.insert_before(at, idx);
-        true
+            None => !self.placing.is_some(),
+        }
     }
 
     /// Links entry `idx` before entry `at` (at the end for [`NIL`]), where its deadline keeps
@@ -133,14 +116,8 @@ impl<S: Storage> OrderedList<S> {
     }
 
     fn unlink(&mut self, idx: u32) {
-        if let Some(p) = &mut self.placing {
-            if p.idx == idx {
-                self.placing = None;
-                return;
-            }
-            if p.at == idx {
-                p.at = self.arena.next(idx);
-            }
+        if self.placing.forget(&self.arena, idx) {
+            return;
         }
         let next = self.arena.next(idx);
         if next != NIL {
@@ -175,11 +152,8 @@ impl<S: Storage> OrderedList<S> {
     /// Queues the placing timer if it is due now (first, so that a tick never ends, nor a
     /// call returns, with a timer due and placing), then the heads with nothing left.
     fn run_tick(&mut self, work: &mut Work) -> bool {
-        if let Some(p) = self.placing {
-            if self.arena.entry(p.idx).deadline == self.arena.now() {
-                self.placing = None;
-                self.arena.queue(p.idx);
-            }
+        if let Some(idx) = self.placing.take_due(&self.arena) {
+            self.arena.queue(idx);
         }
         let mut first = true;
         loop {
@@ -245,7 +219,7 @@ impl<S: Storage> OrderedList<S> {
             NIL => None,
             head => Some(self.arena.entry(head).deadline),
         };
-        let placing = self.placing.map(|p| self.arena.entry(p.idx).deadline);
+        let placing = self.placing.deadline(&self.arena);
         match (head, placing) {
             (Some(a), Some(b)) => Some(self.arena.sooner(a, b)),
             (a, b) => a.or(b),

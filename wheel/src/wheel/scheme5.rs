@@ -44,19 +44,11 @@
 
 use super::arena::{Arena, NIL};
 use super::slots::Slots;
+use super::sorted::Placing;
 use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
 
 /// `Entry::list` of an entry on a slot (which slot, its deadline says).
 const SLOTTED: u32 = 0;
-
-/// A walk looking for the place of one timer.
-#[derive(Clone, Copy, Debug)]
-struct Placing {
-    /// The entry being placed, tagged `PLACING`.
-    idx: u32,
-    /// The first entry of its slot not yet compared with it, or [`NIL`].
-    at: u32,
-}
 
 /// The hashed wheel with sorted lists.
 ///
@@ -71,7 +63,8 @@ pub struct HashedSorted<S: Storage> {
     slots: Slots<S>,
     /// `M - 1`.
     mask: u64,
-    placing: Option<Placing>,
+    /// The timer whose place a bounded walk of its slot is looking for.
+    placing: Placing,
 }
 
 impl<S: Storage> HashedSorted<S> {
@@ -88,7 +81,7 @@ impl<S: Storage> HashedSorted<S> {
             arena: Arena::new(config)?,
             slots: Slots::new(m)?,
             mask: u64::from(m) - 1,
-            placing: None,
+            placing: Placing::NONE,
         })
     }
 
@@ -111,27 +104,16 @@ impl<S: Storage> HashedSorted<S> {
 
     fn file(&mut self, idx: u32, work: &mut Work) {
         let slot = self.slot_of(self.arena.entry(idx).deadline);
-        self.arena.set_placing(idx);
-        self.placing = Some(Placing {
-            idx,
-            at: self.slots.list(slot).head,
-        });
+        let head = self.slots.list(slot).head;
+        self.placing.begin(&mut self.arena, idx, head);
         self.walk(work);
     }
 
     /// Continues the walk of the placing timer; `true` once it is placed.
     fn walk(&mut self, work: &mut Work) -> bool {
-        let Some(Placing { idx, at }) = self.placing else {
-            return true;
+        let Some((idx, at)) = self.placing.walk(&self.arena, work) else {
+            return !self.placing.is_some();
         };
-        let at = match self.arena.walk_sorted(idx, at, work) {
-            Ok(at) => at,
-            Err(at) => {
-                self.placing = Some(Placing { idx, at });
-                return false;
-            }
-        };
-        self.placing = None;
         // INVARIANT: after every entry due no later, before the first due later.
         let slot = self.slot_of(self.arena.entry(idx).deadline);
         self.slots
@@ -140,14 +122,8 @@ impl<S: Storage> HashedSorted<S> {
     }
 
     fn unlink(&mut self, idx: u32) {
-        if let Some(p) = &mut self.placing {
-            if p.idx == idx {
-                self.placing = None;
-                return;
-            }
-            if p.at == idx {
-                p.at = self.arena.next(idx);
-            }
+        if self.placing.forget(&self.arena, idx) {
+            return;
         }
         let slot = self.slot_of(self.arena.entry(idx).deadline);
         self.slots.unlink(&mut self.arena, slot, idx);
@@ -175,11 +151,8 @@ impl<S: Storage> HashedSorted<S> {
     /// slot due now, all at its front.
     fn run_tick(&mut self, work: &mut Work) -> bool {
         let now = self.arena.now();
-        if let Some(p) = self.placing {
-            if self.arena.entry(p.idx).deadline == now {
-                self.placing = None;
-                self.arena.queue(p.idx);
-            }
+        if let Some(idx) = self.placing.take_due(&self.arena) {
+            self.arena.queue(idx);
         }
         let slot = self.slot_of(now);
         let mut first = true;
@@ -207,7 +180,7 @@ impl<S: Storage> HashedSorted<S> {
     fn earliest(&self, work: &mut Work) -> Option<u64> {
         let now = self.arena.now();
         let listed = self.least_remaining(work).map(|r| now.wrapping_add(r));
-        let placing = self.placing.map(|p| self.arena.entry(p.idx).deadline);
+        let placing = self.placing.deadline(&self.arena);
         match (listed, placing) {
             (Some(a), Some(b)) => Some(self.arena.sooner(a, b)),
             (a, b) => a.or(b),
