@@ -201,6 +201,24 @@ impl Results {
         });
     }
 
+    /// Adds a point [`measure`] made, marked as past the budget if it was; `false` then: the
+    /// sweep of `bench` stops there.
+    fn measured(
+        &mut self,
+        bench: &'static str,
+        kind: SchemeKind,
+        n: u64,
+        (value, over): (f64, bool),
+        unit: &'static str,
+        budget: Duration,
+    ) -> bool {
+        self.add(bench, kind, n, value, unit);
+        if over {
+            self.over(bench, kind, budget);
+        }
+        !over
+    }
+
     /// Marks the last row of `bench` for `kind` as the point past the budget.
     fn over(&mut self, bench: &'static str, kind: SchemeKind, budget: Duration) {
         let note = format!("over budget {budget:.0?}; larger n skipped");
@@ -476,11 +494,7 @@ fn sweep_scheme(kind: SchemeKind, ns: &[u64], opts: &Opts, res: &mut Results) {
                     }
                     black_box(h);
                 });
-                res.add("reset", kind, n, ns_per, "ns/pair");
-                if over {
-                    res.over("reset", kind, opts.budget);
-                    live.reset = false;
-                }
+                live.reset = res.measured("reset", kind, n, (ns_per, over), "ns/pair", opts.budget);
                 s.stop(h).expect("stop");
             }
             if live.tick {
@@ -491,11 +505,7 @@ fn sweep_scheme(kind: SchemeKind, ns: &[u64], opts: &Opts, res: &mut Results) {
                     }
                 });
                 assert_eq!(s.queued(), 0);
-                res.add("tick", kind, n, ns_per, "ns/tick");
-                if over {
-                    res.over("tick", kind, opts.budget);
-                    live.tick = false;
-                }
+                live.tick = res.measured("tick", kind, n, (ns_per, over), "ns/tick", opts.budget);
             }
         }
         if live.callout_side() {
@@ -545,11 +555,14 @@ fn sweep_callouts(
             }
             black_box(h);
         });
-        res.add("reset-handle", kind, n, ns_per, "ns/pair");
-        if over {
-            res.over("reset-handle", kind, opts.budget);
-            live.handles = false;
-        }
+        live.handles = res.measured(
+            "reset-handle",
+            kind,
+            n,
+            (ns_per, over),
+            "ns/pair",
+            opts.budget,
+        );
     }
     if live.hash {
         let (f, a) = (FUNC + 8, ARG + 8);
@@ -562,11 +575,14 @@ fn sweep_callouts(
                 k += 1;
             }
         });
-        res.add("reset-hash", kind, n, ns_per, "ns/pair");
-        if over {
-            res.over("reset-hash", kind, opts.budget);
-            live.hash = false;
-        }
+        live.hash = res.measured(
+            "reset-hash",
+            kind,
+            n,
+            (ns_per, over),
+            "ns/pair",
+            opts.budget,
+        );
     }
 }
 
