@@ -49,7 +49,7 @@
 //! Timers with equal deadlines keep their start order (a new one goes at the tail of its slot;
 //! the paper puts it at the head, which is as cheap).
 
-use super::arena::{Arena, NIL};
+use super::arena::Arena;
 use super::slots::Slots;
 use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
 
@@ -152,23 +152,8 @@ impl<S: Storage> BasicWheel<S> {
     /// Moves the entries of the cursor's slot due now to the due queue: all of them but those
     /// a whole turn away, started since the tick began, which are at the back.
     fn run_tick(&mut self, work: &mut Work) -> bool {
-        let now = self.arena.now();
-        let slot = self.cursor;
-        let mut first = true;
-        loop {
-            let head = self.slots.list(slot).head;
-            if head == NIL || self.arena.entry(head).deadline != now {
-                break;
-            }
-            if work.is_spent() && !first {
-                return false;
-            }
-            first = false;
-            work.spend(1);
-            self.slots.unlink(&mut self.arena, slot, head);
-            self.arena.queue(head);
-        }
-        true
+        self.slots
+            .drain_due(&mut self.arena, self.cursor, work, |_, _| {})
     }
 
     fn next_busy(&self, work: &mut Work) -> Option<u64> {
@@ -214,6 +199,7 @@ impl<S: Storage> Scheme for BasicWheel<S> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::arena::NIL;
     use super::*;
     use crate::model::{self, check_against, Band, Foresight, Profile};
     use crate::HostStorage;

@@ -155,21 +155,11 @@ impl<S: Storage> HashedSorted<S> {
             self.arena.queue(idx);
         }
         let slot = self.slot_of(now);
-        let mut first = true;
-        loop {
-            let head = self.slots.list(slot).head;
-            if head == NIL || self.arena.entry(head).deadline != now {
-                break;
-            }
-            if work.is_spent() && !first {
-                return false;
-            }
-            first = false;
-            work.spend(1);
-            self.unlink(head);
-            self.arena.queue(head);
-        }
-        true
+        let placing = &mut self.placing;
+        self.slots
+            .drain_due(&mut self.arena, slot, work, |arena, idx| {
+                placing.forget(arena, idx);
+            })
     }
 
     fn next_busy(&self, work: &mut Work) -> Option<u64> {

@@ -8,9 +8,9 @@
 //! an empty slot or clear on a busy one; what differs between the wheels (which slot a timer
 //! goes to, what a tick does with a slot) stays in their files.
 
-use super::arena::{Arena, List};
+use super::arena::{Arena, List, NIL};
 use super::bitmap::Occupancy;
-use super::{Error, Storage};
+use super::{Error, Storage, Work};
 
 /// Slot lists and their occupancy.
 ///
@@ -74,6 +74,34 @@ impl<S: Storage> Slots<S> {
         if list.is_empty() {
             // INVARIANT: the list is empty.
             self.occupied.clear(slot);
+        }
+    }
+
+    /// Queues the entries at the front of `slot` that are due now (all of its due ones, in a
+    /// slot that keeps them in front), telling `leaving` of each first; within `work`, at least
+    /// one step. `true` once none is left.
+    pub(super) fn drain_due(
+        &mut self,
+        arena: &mut Arena<S>,
+        slot: u32,
+        work: &mut Work,
+        mut leaving: impl FnMut(&Arena<S>, u32),
+    ) -> bool {
+        let now = arena.now();
+        let mut first = true;
+        loop {
+            let head = self.list(slot).head;
+            if head == NIL || arena.entry(head).deadline != now {
+                return true;
+            }
+            if work.is_spent() && !first {
+                return false;
+            }
+            first = false;
+            work.spend(1);
+            leaving(arena, head);
+            self.unlink(arena, slot, head);
+            arena.queue(head);
         }
     }
 
