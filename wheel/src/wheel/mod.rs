@@ -323,6 +323,12 @@ use core::ops::DerefMut;
 
 pub use arena::MAX_CAPACITY;
 
+/// The most busy slots a hashed wheel's [`Scheme::next_work`] looks at (schemes 5 and 6):
+/// beyond them it answers the tick of the next slot not looked at, still a lower bound, so
+/// that the call stays bounded (it runs under a lock with interrupts masked) whatever the
+/// spread of the timers.
+pub const NEXT_WORK_SLOTS: usize = 32;
+
 /// Intervals must be below this: deadlines are compared modulo 2^64, which is unambiguous only
 /// for distances below 2^63.
 pub const MAX_INTERVAL: u64 = 1 << 63;

@@ -231,7 +231,7 @@ impl<S: Storage> Scheme for HashedSorted<S> {
     fn next_work(&self) -> Option<u64> {
         match self.arena.ticking() {
             true => Some(self.arena.now()),
-            false => self.earliest(&mut Work::unlimited()),
+            false => self.earliest(&mut Work::new(super::NEXT_WORK_SLOTS)),
         }
     }
 

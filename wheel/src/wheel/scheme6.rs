@@ -255,7 +255,7 @@ impl<S: Storage> Scheme for HashedUnsorted<S> {
     fn next_work(&self) -> Option<u64> {
         match self.arena.ticking() {
             true => Some(self.arena.now()),
-            false => self.least_bound(&mut Work::unlimited()),
+            false => self.least_bound(&mut Work::new(super::NEXT_WORK_SLOTS)),
         }
     }
 
