@@ -87,6 +87,8 @@ impl Instance {
         let mut max_hold = 0;
         let mut left = b.iterations;
         let mut result = Ok(());
+        // Until the bench's callout is armed and placed, holds are setup, not timed.
+        let mut setup = true;
         while result.is_ok() && (left > 0 || placing || handle.is_none()) {
             if signalled() {
                 result = Err(EINTR);
@@ -141,11 +143,11 @@ impl Instance {
                 }
                 Ok(())
             });
-            // The first hold only arms the bench's callout: it is not timed.
-            if handle.is_some() {
+            if !setup {
                 elapsed += ns;
                 max_hold = max_hold.max(ns);
             }
+            setup = setup && (handle.is_none() || placing);
             result = r;
         }
         // The bench's callout goes, placed or placing, whatever happened above.

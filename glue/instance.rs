@@ -122,7 +122,9 @@ pub(crate) struct Slow<'a> {
 impl Drop for Slow<'_> {
     fn drop(&mut self) {
         self.core.state.lock().slow_busy = false;
-        self.core.slow_free.notify_one();
+        // All waiters: one woken by this may be leaving on a signal, and must not take the
+        // wake-up with it.
+        self.core.slow_free.notify_all();
     }
 }
 
@@ -265,11 +267,7 @@ impl Instance {
         let h = h?;
         while placing {
             if cancel_on_signal && signalled() {
-                self.core.hold(|st, _| {
-                    let _ = st.unset(h);
-                    st.stats.started -= 1;
-                    st.stats.stopped -= 1;
-                });
+                self.core.hold(|st, _| st.cancel_new(h));
                 return Err(EINTR);
             }
             placing = !self.core.hold(|st, work| st.place(work));
@@ -309,12 +307,7 @@ impl Instance {
     /// that a bad pointer leaves nothing behind that its caller cannot name.
     fn write_back<T: AsBytes>(&self, w: &mut UserSliceWriter, v: &T, h: Handle) -> Result {
         w.write(v).inspect_err(|_| {
-            self.core.hold(|st, _| {
-                if st.unset(h).is_ok() {
-                    st.stats.started -= 1;
-                    st.stats.stopped -= 1;
-                }
-            });
+            self.core.hold(|st, _| st.cancel_new(h));
         })
     }
 
@@ -425,12 +418,7 @@ impl Instance {
                     // A start cut short leaves nothing; a reschedule is finished below.
                     if matches!(ops[i].op, TW_OP_SET | TW_OP_TIMEOUT | TW_OP_RESET) {
                         let h = Handle::from_raw(ops[i].handle);
-                        self.core.hold(|st, _| {
-                            if st.unset(h).is_ok() {
-                                st.stats.started -= 1;
-                                st.stats.stopped -= 1;
-                            }
-                        });
+                        self.core.hold(|st, _| st.cancel_new(h));
                         ops[i].result = EINTR.to_errno();
                         placing = None;
                     }
@@ -505,6 +493,11 @@ impl Instance {
                 let mut st = self.core.state.lock();
                 let lost = st.ring.put_back(&buf[copied..n]);
                 st.stats.ring_drops += lost as u64;
+                drop(st);
+                // Another reader may have gone to sleep on the ring emptied for this one.
+                if lost < n - copied {
+                    self.core.readable.notify_all();
+                }
                 break;
             }
         }
