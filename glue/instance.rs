@@ -23,10 +23,7 @@ use kernel::{
         KVVec, //
     },
     fs::{
-        file::{
-            flags::O_NONBLOCK,
-            LocalFile, //
-        },
+        file::flags::O_NONBLOCK,
         File,
         Kiocb, //
     },
@@ -586,14 +583,17 @@ macro_rules! misc_device {
             }
 
             fn read_iter(kiocb: Kiocb<'_, Self::Ptr>, iov: &mut IovIterDest<'_>) -> Result<usize> {
-                // SAFETY: `kiocb.as_raw()` is the live kiocb of this read, whose `ki_filp` is the
-                // file being read and holds a reference for the whole call. read(2) on a
-                // character device takes no `f_pos_lock`, and the only `fdget_pos` active on it
-                // in this call is this thread's own: `LocalFile`'s requirement. The `Kiocb`
-                // abstraction does not expose the file, and its flags (O_NONBLOCK, changeable by
-                // fcntl) must be read now.
-                let file = unsafe { LocalFile::from_raw_file((*kiocb.as_raw()).ki_filp) };
-                let nonblock = file.flags() & O_NONBLOCK != 0;
+                // The `Kiocb` abstraction does not expose the file, and its flags (O_NONBLOCK,
+                // changeable by fcntl) must be read now: READ_ONCE of `f_flags`, as the kernel
+                // crate's own `File::flags` does.
+                //
+                // SAFETY: `kiocb.as_raw()` is the live kiocb of this read; its `ki_filp` is the
+                // file being read, which the VFS holds a reference to for the whole call, so both
+                // pointers are valid here, and `f_flags` is a plain integer read whole.
+                let flags = unsafe {
+                    core::ptr::addr_of!((*(*kiocb.as_raw()).ki_filp).f_flags).read_volatile()
+                };
+                let nonblock = flags & O_NONBLOCK != 0;
                 kiocb.file().read(nonblock, iov)
             }
 
