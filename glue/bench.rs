@@ -48,6 +48,7 @@ impl Instance {
             || (instance && b.n != 0)
             || b.n > u64::from(TW_MAX_CAPACITY)
             || b.min_ticks < 2
+            || (!instance && b.min_ticks < TW_MIN_BASELINE_TICKS)
             || b.spread == 0
             || b.min_ticks.saturating_add(b.spread) > TW_MAX_BENCH_TICKS
         {

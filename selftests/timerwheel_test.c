@@ -522,6 +522,15 @@ TEST_F(instance, instance_benches_need_a_configured_manual_clock)
 	EXPECT_EQ(-1, ioctl(fd2, TW_IOC_BENCH, &b));
 	EXPECT_EQ(EINVAL, errno);
 	close(fd2);
+	/* The kernel's timers near enough to fire during the bench: EINVAL. */
+	b.kind = TW_BENCH_HRTIMER;
+	b.n = 1000;
+	b.min_ticks = TW_MIN_BASELINE_TICKS - 1;
+	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_BENCH, &b));
+	EXPECT_EQ(EINVAL, errno);
+	b.kind = TW_BENCH_TIMER_LIST;
+	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_BENCH, &b));
+	EXPECT_EQ(EINVAL, errno);
 }
 
 TEST_F(instance, advance_needs_the_manual_clock)

@@ -304,7 +304,8 @@ struct tw_fired {
  * up with TW_IOC_BATCH) and `n` must be 0. For the kernel's timers, the module creates n timers
  * due at random in [min_ticks / 2, min_ticks) ticks (1 tick = 1 ms; timer_list: jiffies) and
  * frees them before returning. New deadlines of the reset timer are drawn from
- * [min_ticks, min_ticks + spread). Nothing fires during a bench.
+ * [min_ticks, min_ticks + spread), min_ticks at least TW_MIN_BASELINE_TICKS: the n timers are
+ * then 2^19 ticks (8.7 minutes at 1 ms) away or more, and nothing fires during a bench.
  *
  *   TW_BENCH_MOD         the same reset in place: TW_IOC_RESET on one handle, under its lock
  *   TW_BENCH_TIMER_LIST_MOD  mod_timer of the pending timer_list (Linux's reset in place)
@@ -316,7 +317,8 @@ struct tw_fired {
  *
  * Errors: EINVAL  kind unknown, iterations 0 or above TW_MAX_BENCH_ITERATIONS, n above
  *                 TW_MAX_CAPACITY (or not 0 where it must be), min_ticks or spread 0 or out of
- *                 range, an instance bench on a real-clock or unconfigured instance, reserved
+ *                 range (for the kernel's timers, min_ticks below TW_MIN_BASELINE_TICKS), an
+ *                 instance bench on a real-clock or unconfigured instance, reserved
  *                 not 0
  *         ERANGE  min_ticks + spread is beyond scheme 4's MaxInterval
  *         ENOSPC  the instance is full (no room for the reset timer)
@@ -332,6 +334,7 @@ struct tw_fired {
 #define TW_BENCH_TIMER_LIST_MOD 7
 #define TW_MAX_BENCH_ITERATIONS (1ULL << 24)
 #define TW_MAX_BENCH_TICKS (1ULL << 40)
+#define TW_MIN_BASELINE_TICKS (1ULL << 20) /* min_ticks of the kernel's timers: none fires */
 struct tw_bench {
 	__u32 kind; /* TW_BENCH_* */
 	__u32 reserved; /* must be 0 */

@@ -71,6 +71,7 @@ pub const TW_BENCH_MOD: u32 = 6;
 pub const TW_BENCH_TIMER_LIST_MOD: u32 = 7;
 pub const TW_MAX_BENCH_ITERATIONS: u64 = 1 << 24;
 pub const TW_MAX_BENCH_TICKS: u64 = 1 << 40;
+pub const TW_MIN_BASELINE_TICKS: u64 = 1 << 20;
 
 /// `struct tw_info`.
 #[repr(C)]

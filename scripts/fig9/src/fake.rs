@@ -185,6 +185,7 @@ impl Instance for Fake {
             || b.iterations > TW_MAX_BENCH_ITERATIONS
             || b.min_ticks == 0
             || b.spread == 0
+            || (!instance && b.min_ticks < TW_MIN_BASELINE_TICKS)
             || (instance && (b.n != 0 || config.clock != TW_CLOCK_MANUAL));
         if bad {
             return Err(errno(22));
