@@ -39,7 +39,11 @@ use kernel::{
     types::Opaque,
 };
 
-use crate::{uapi::*, wheel::rng::Rng};
+use crate::{
+    instance::signalled,
+    uapi::*,
+    wheel::rng::Rng, //
+};
 
 /// Resets timed between two looks at pending signals.
 const CHUNK: u64 = 4096;
@@ -125,7 +129,7 @@ impl Drop for TimerArray {
 
 /// Checks for a pending signal every so many timers created.
 fn interrupted(i: usize) -> bool {
-    i % 4096 == 4095 && kernel::current!().signal_pending()
+    i % CHUNK as usize == CHUNK as usize - 1 && signalled()
 }
 
 /// The Linux timer wheel: `n` pending `timer_list`s, one more reset `iterations` times.
@@ -155,7 +159,7 @@ fn timed_in_chunks(iterations: u64, mut reset: impl FnMut()) -> Result<u64> {
     let mut elapsed = 0;
     let mut left = iterations;
     while left > 0 {
-        if kernel::current!().signal_pending() {
+        if signalled() {
             return Err(EINTR);
         }
         let chunk = left.min(CHUNK);

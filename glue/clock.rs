@@ -49,7 +49,10 @@ use kernel::{
     },
 };
 
-use crate::instance::Core;
+use crate::{
+    instance::Core,
+    state::after, //
+};
 
 /// Holds of the lock one callback may take; the lock is released between them. Four holds of
 /// the default 256 entries take up to 832 new steps (each stops 48 short, the step margin),
@@ -76,9 +79,8 @@ impl HrTimerCallback for Core {
                     st.stats.wakeups += 1;
                     // Periods this callback runs after the tick it was armed for.
                     if let Some(armed) = st.armed {
-                        let late = real.wrapping_sub(armed);
-                        if (late as i64) > 0 {
-                            st.stats.overruns += late;
+                        if after(real, armed) {
+                            st.stats.overruns += real.wrapping_sub(armed);
                         }
                     }
                 }
@@ -87,7 +89,7 @@ impl HrTimerCallback for Core {
                 // Never a tick already reached: the timer is forwarded past now anyway, and
                 // `armed` must name the tick it really fires on, for the overrun count.
                 let next = st.next_arm().map(|t| {
-                    if (t.wrapping_sub(real) as i64) > 0 {
+                    if after(t, real) {
                         t
                     } else {
                         real.wrapping_add(1)

@@ -69,6 +69,7 @@ use crate::{
     params::Params,
     ring::Ring,
     state::{
+        after,
         State,
         RECORD, //
     },
@@ -228,7 +229,7 @@ impl Instance {
             let st = self.core.state.lock();
             match (st.next_arm(), st.armed) {
                 (None, _) => return,
-                (Some(t), Some(a)) if (t.wrapping_sub(a) as i64) >= 0 => return,
+                (Some(t), Some(a)) if !after(a, t) => return,
                 _ => {}
             }
         }

@@ -221,12 +221,19 @@ impl State {
             .configured
             .as_ref()
             .map_or(real, |c| c.callouts.scheme().now());
-        let lag = real.wrapping_sub(now);
-        if (lag as i64) > 0 {
-            lag
+        if after(real, now) {
+            real.wrapping_sub(now)
         } else {
             0
         }
+    }
+
+    /// The range `[ticks, latest]` (`latest` 0: exactly `ticks`), checked, and counted from
+    /// the real tick: the clock catches up first, and what it is still behind is added.
+    fn real_range(&mut self, ticks: u64, latest: u64, work: &mut Work) -> Result<(u64, u64)> {
+        let latest = range(ticks, latest)?;
+        let lag = self.catch_up(work);
+        Ok((ticks.saturating_add(lag), latest.saturating_add(lag)))
     }
 
     pub(crate) fn set(
@@ -236,16 +243,10 @@ impl State {
         cookie: u64,
         work: &mut Work,
     ) -> Result<Handle> {
-        let latest = range(ticks, latest)?;
-        let lag = self.catch_up(work);
+        let (a, b) = self.real_range(ticks, latest, work)?;
         let h = self
             .callouts()?
-            .setcallout_range(
-                ticks.saturating_add(lag),
-                latest.saturating_add(lag),
-                cookie,
-                work,
-            )
+            .setcallout_range(a, b, cookie, work)
             .map_err(errno)?;
         self.stats.started += 1;
         Ok(h)
@@ -282,17 +283,10 @@ impl State {
         if func == 0 {
             return Err(EINVAL);
         }
-        let latest = range(ticks, latest)?;
-        let lag = self.catch_up(work);
+        let (a, b) = self.real_range(ticks, latest, work)?;
         let h = self
             .callouts()?
-            .timeout_range(
-                func,
-                arg,
-                ticks.saturating_add(lag),
-                latest.saturating_add(lag),
-                work,
-            )
+            .timeout_range(func, arg, a, b, work)
             .map_err(errno)?;
         self.stats.started += 1;
         Ok(h)
@@ -313,16 +307,10 @@ impl State {
 
     /// `mod_timer`: the callout keeps its handle.
     pub(crate) fn reset(&mut self, h: Handle, ticks: u64, latest: u64, work: &mut Work) -> Result {
-        let latest = range(ticks, latest)?;
-        let lag = self.catch_up(work);
+        let (a, b) = self.real_range(ticks, latest, work)?;
         self.callouts()
             .map_err(|_| ENOENT)?
-            .reset(
-                h,
-                ticks.saturating_add(lag),
-                latest.saturating_add(lag),
-                work,
-            )
+            .reset(h, a, b, work)
             .map_err(errno)
     }
 
@@ -337,11 +325,7 @@ impl State {
                     TW_CLOCK_REAL => c.time.tick_at(Instant::now()),
                     _ => now,
                 };
-                let now = if (real.wrapping_sub(now) as i64) > 0 {
-                    real
-                } else {
-                    now
-                };
+                let now = later(real, now);
                 (c.callouts.deadline(Handle::from_raw(q.handle)), now)
             }
             None => (None, 0),
@@ -428,10 +412,7 @@ impl State {
                 *tick_work += 1;
                 stats.max_tick_work = stats.max_tick_work.max(*tick_work);
                 let now = callouts.scheme().now();
-                let at = match real {
-                    Some(real) if (real.wrapping_sub(now) as i64) > 0 => real,
-                    _ => now,
-                };
+                let at = real.map_or(now, |real| later(real, now));
                 if record(ring, stats, &fired, at) {
                     *wake = true;
                 }
@@ -440,7 +421,7 @@ impl State {
             // A target the clock has passed counts as reached: a start on another CPU may have
             // brought a real clock further than the tick a callback read before it got the
             // lock. Never run the scheme round towards a tick behind it.
-            if (target.wrapping_sub(now) as i64) <= 0 && !*mid_tick {
+            if !after(target, now) && !*mid_tick {
                 return true;
             }
             if work.is_spent() {
@@ -505,6 +486,20 @@ impl State {
         }
         s.ring_used = self.ring.len() as u64;
         s
+    }
+}
+
+/// Whether tick `a` comes after tick `b` on the modular tick counter.
+pub(crate) fn after(a: u64, b: u64) -> bool {
+    (a.wrapping_sub(b) as i64) > 0
+}
+
+/// The later of two ticks.
+pub(crate) fn later(a: u64, b: u64) -> u64 {
+    if after(a, b) {
+        a
+    } else {
+        b
     }
 }
 
