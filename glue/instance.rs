@@ -192,14 +192,22 @@ pub(crate) fn signalled() -> bool {
 impl Instance {
     /// Installs the storage and clock for `params`; EBUSY if already configured.
     fn configure(&self, params: Params) -> Result {
-        let clock = self.clock.lock();
         if self.core.state.lock().configured.is_some() {
             return Err(EBUSY);
         }
-        // Allocate in process context, outside the spinlock.
+        // Allocate in process context, outside every lock: a large instance takes a while, and
+        // the file's other callers (which take `clock` to arm) must not wait uninterruptibly.
         let callouts = params.callouts()?;
         let ring = Ring::new(params.ring)?;
-        let old = self.core.state.lock().install(callouts, params, ring);
+        let clock = self.clock.lock();
+        let old = {
+            let mut st = self.core.state.lock();
+            // Configured meanwhile: this storage is freed on return, after the locks.
+            if st.configured.is_some() {
+                return Err(EBUSY);
+            }
+            st.install(callouts, params, ring)
+        };
         drop(old);
         drop(clock);
         // A periodic real clock ticks from the start; a tickless one waits for work.
