@@ -310,6 +310,7 @@ impl<S: Storage> Arena<S> {
     }
 
     /// Takes a free entry for a timer `(id, deadline)`, not yet on any scheme list.
+    #[inline]
     pub fn alloc(&mut self, id: u64, deadline: u64) -> Result<u32, Error> {
         let idx = self.free;
         if idx == NIL {
@@ -409,6 +410,7 @@ impl<S: Storage> Arena<S> {
     }
 
     /// Appends entry `idx`, on no list, to the due queue.
+    #[inline]
     pub fn queue(&mut self, idx: u32) {
         let mut due = self.due;
         self.push_back(&mut due, QUEUED, idx);
@@ -417,7 +419,55 @@ impl<S: Storage> Arena<S> {
         self.tick_queued += 1;
     }
 
+    /// Moves the entries at the front of `list` onto the end of the due queue in one splice:
+    /// at most `limit` of them, stopping before the first that `due` refuses. Each is
+    /// retagged [`QUEUED`] on the way and keeps its links to the next. Returns how many moved.
+    ///
+    /// This is [`Arena::queue`] for a whole run of a list, at one tag write per entry instead
+    /// of an unlink and a link.
+    pub fn queue_front(
+        &mut self,
+        list: &mut List,
+        limit: usize,
+        mut due: impl FnMut(&Entry) -> bool,
+    ) -> usize {
+        let first = list.head;
+        let (mut last, mut at, mut n) = (NIL, first, 0);
+        while at != NIL && n < limit {
+            let e = &mut self.entries[at as usize];
+            if !due(e) {
+                break;
+            }
+            e.set_list(QUEUED);
+            last = at;
+            at = e.next;
+            n += 1;
+        }
+        if n == 0 {
+            return 0;
+        }
+        // Cut the list after `last`...
+        list.head = at;
+        match at {
+            NIL => list.tail = NIL,
+            _ => self.entries[at as usize].prev = NIL,
+        }
+        // ... and hang `first..=last` on the due queue.
+        let tail = self.due.tail;
+        self.entries[first as usize].prev = tail;
+        match tail {
+            NIL => self.due.head = first,
+            _ => self.entries[tail as usize].next = first,
+        }
+        self.entries[last as usize].next = NIL;
+        self.due.tail = last;
+        self.queued += n;
+        self.tick_queued += n;
+        n
+    }
+
     /// Takes the oldest entry off the due queue and frees it.
+    #[inline]
     pub fn pop_due(&mut self) -> Option<Expired> {
         let idx = self.due.head;
         if idx == NIL {
@@ -630,6 +680,36 @@ mod tests {
         assert_eq!(a.pop_due().map(|e| e.id), Some(2));
         assert_eq!(a.pop_due(), None);
         assert!(a.is_empty());
+    }
+
+    #[test]
+    fn queue_front_splices_a_run_onto_the_due_queue() {
+        let mut a = arena(6);
+        let i: [u32; 6] = core::array::from_fn(|k| a.alloc(k as u64, 9).unwrap());
+        a.queue(i[0]);
+        let mut l = List::EMPTY;
+        for &x in &i[1..] {
+            a.push_back(&mut l, 5, x);
+        }
+        a.retag(i[4], 6);
+        // Limited to two: 1 and 2 move, after 0.
+        assert_eq!(a.queue_front(&mut l, 2, |e| e.list() == 5), 2);
+        assert_eq!((l.head, a.prev(i[3])), (i[3], NIL));
+        assert_eq!((a.queued(), a.tick_queued()), (3, 3));
+        // 3 moves; 4 is refused, and stays with 5 behind it.
+        assert_eq!(a.queue_front(&mut l, usize::MAX, |e| e.list() == 5), 1);
+        assert_eq!(a.queue_front(&mut l, usize::MAX, |e| e.list() == 5), 0);
+        assert_eq!((l.head, l.tail), (i[4], i[5]));
+        a.unlink(&mut l, i[4]);
+        assert_eq!(a.queue_front(&mut l, usize::MAX, |e| e.list() == 5), 1);
+        assert!(l.is_empty() && l.tail == NIL);
+        // Every moved entry is queued, and pops in order; stop takes one off the queue.
+        assert!(a.is_queued(i[5]) && !a.is_queued(i[4]));
+        a.release(i[2]);
+        let popped: std::vec::Vec<u64> =
+            core::iter::from_fn(|| a.pop_due().map(|e| e.id)).collect();
+        assert_eq!(popped, [0, 1, 3, 5]);
+        assert_eq!(a.queued(), 0);
     }
 
     #[test]

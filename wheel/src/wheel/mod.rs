@@ -147,6 +147,7 @@ macro_rules! arena_delegates {
             Ok(self.$arena.handle(idx))
         }
 
+        #[inline]
         fn start_range(
             &mut self,
             earliest: u64,
@@ -173,6 +174,7 @@ macro_rules! arena_delegates {
             Ok(self.$arena.release(idx))
         }
 
+        #[inline]
         fn reschedule(
             &mut self,
             handle: super::Handle,
@@ -268,6 +270,7 @@ macro_rules! arena_delegates {
             }
         }
 
+        #[inline]
         fn pop_expired(&mut self) -> Option<super::Expired> {
             self.$arena.pop_due()
         }

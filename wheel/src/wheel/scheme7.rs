@@ -349,6 +349,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     }
 
     /// Links entry `idx`, on no list, where its deadline belongs from now, or queues it.
+    #[inline]
     fn file(&mut self, idx: u32, _work: &mut Work) {
         match self.list_of(idx) {
             None => self.arena.queue(idx),
@@ -523,6 +524,24 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         let slot = ((self.arena.now() >> (LVL_BITS as usize * level)) & LVL_MASK) as usize;
         let list = level * LVL_SIZE + slot;
         loop {
+            if level == 0 && DEPTH > 1 {
+                // Below the top, a level-0 slot holds one deadline, the tick its pointer moves
+                // onto: every entry on it is due, but those put off there. The run of due
+                // ones goes to the due queue in one splice.
+                let now = self.arena.now();
+                let limit = match *first {
+                    true => work.left().max(1),
+                    false => work.left(),
+                };
+                let moved = self
+                    .slots
+                    .queue_front(&mut self.arena, list as u32, limit, |e| {
+                        debug_assert!(e.list() & PUT_OFF != 0 || e.deadline == now);
+                        e.list() & PUT_OFF == 0
+                    });
+                work.spend(moved);
+                *first &= moved == 0;
+            }
             let head = self.list(list).head;
             if head == NIL {
                 return true;

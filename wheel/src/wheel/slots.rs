@@ -8,7 +8,7 @@
 //! an empty slot or clear on a busy one; what differs between the wheels (which slot a timer
 //! goes to, what a tick does with a slot) stays in their files.
 
-use super::arena::{Arena, List, NIL};
+use super::arena::{Arena, Entry, List, NIL};
 use super::bitmap::Occupancy;
 use super::{Error, Storage, Work};
 
@@ -75,6 +75,26 @@ impl<S: Storage> Slots<S> {
             // INVARIANT: the list is empty.
             self.occupied.clear(slot);
         }
+    }
+
+    /// Moves the entries at the front of `slot` onto the due queue in one splice, at most
+    /// `limit`, stopping before the first that `due` refuses: [`Arena::queue_front`]. Returns
+    /// how many moved.
+    #[inline]
+    pub(super) fn queue_front(
+        &mut self,
+        arena: &mut Arena<S>,
+        slot: u32,
+        limit: usize,
+        due: impl FnMut(&Entry) -> bool,
+    ) -> usize {
+        let list = &mut self.lists[slot as usize];
+        let n = arena.queue_front(list, limit, due);
+        if list.is_empty() {
+            // INVARIANT: the list is empty.
+            self.occupied.clear(slot);
+        }
+        n
     }
 
     /// Queues the entries at the front of `slot` that are due now (all of its due ones, in a
