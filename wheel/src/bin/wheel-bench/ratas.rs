@@ -190,22 +190,24 @@ impl<S: Scheme> Bench<S> {
     fn arm(&mut self, unit: usize, role: usize, earliest: u64, latest: u64) -> Result<(), Error> {
         let id = (unit * ROLES + role) as u64;
         let slot = &mut self.units[unit].timers[role];
-        *slot = Some(match (*slot, self.way) {
+        let handle = match (*slot, self.way) {
+            (Some(h), Way::InPlace | Way::Range) => {
+                // The handle stays.
+                return self
+                    .s
+                    .reschedule(h, earliest, latest, &mut Work::unlimited());
+            }
             (Some(h), Way::StopStart | Way::Legacy) => {
                 self.s.stop(h)?;
                 self.s.start(latest, id)?
-            }
-            (Some(h), _) => {
-                self.s
-                    .reschedule(h, earliest, latest, &mut Work::unlimited())?;
-                h
             }
             (None, Way::Range) => {
                 self.s
                     .start_range(earliest, latest, id, &mut Work::unlimited())?
             }
             (None, _) => self.s.start(latest, id)?,
-        });
+        };
+        *slot = Some(handle);
         Ok(())
     }
 
