@@ -446,6 +446,14 @@ impl<S: Storage> Arena<S> {
         if n == 0 {
             return 0;
         }
+        self.queued += n;
+        self.tick_queued += n;
+        if at == NIL && self.due.head == NIL {
+            // The whole list becomes the due queue.
+            self.due = *list;
+            *list = List::EMPTY;
+            return n;
+        }
         // Cut the list after `last`...
         list.head = at;
         match at {
@@ -461,8 +469,6 @@ impl<S: Storage> Arena<S> {
         }
         self.entries[last as usize].next = NIL;
         self.due.tail = last;
-        self.queued += n;
-        self.tick_queued += n;
         n
     }
 
@@ -710,6 +716,25 @@ mod tests {
             core::iter::from_fn(|| a.pop_due().map(|e| e.id)).collect();
         assert_eq!(popped, [0, 1, 3, 5]);
         assert_eq!(a.queued(), 0);
+    }
+
+    #[test]
+    fn queue_front_hands_a_whole_list_to_an_empty_due_queue() {
+        let mut a = arena(4);
+        let mut l = List::EMPTY;
+        for k in 0..3 {
+            let i = a.alloc(k, 9).unwrap();
+            a.push_back(&mut l, 5, i);
+        }
+        assert_eq!(a.queue_front(&mut l, usize::MAX, |_| true), 3);
+        assert!(l.is_empty() && l.tail == NIL);
+        // The queue takes more behind them.
+        let i = a.alloc(3, 9).unwrap();
+        a.queue(i);
+        let popped: std::vec::Vec<u64> =
+            core::iter::from_fn(|| a.pop_due().map(|e| e.id)).collect();
+        assert_eq!(popped, [0, 1, 2, 3]);
+        assert!(a.is_empty() && a.queued() == 0);
     }
 
     #[test]
