@@ -187,12 +187,31 @@ impl<S: Scheme> Bench<S> {
 
     /// Arms timer `role` of `unit` within `[earliest, latest]` ticks from now, moving it if it
     /// is pending.
+    #[inline(always)]
     fn arm(&mut self, unit: usize, role: usize, earliest: u64, latest: u64) -> Result<(), Error> {
+        match (self.units[unit].timers[role], self.way) {
+            // In place, the handle stays.
+            (Some(h), Way::InPlace | Way::Range) => {
+                self.s
+                    .reschedule(h, earliest, latest, &mut Work::unlimited())
+            }
+            _ => self.arm_anew(unit, role, earliest, latest),
+        }
+    }
+
+    /// [`Self::arm`] when it takes a new handle.
+    #[inline(never)]
+    fn arm_anew(
+        &mut self,
+        unit: usize,
+        role: usize,
+        earliest: u64,
+        latest: u64,
+    ) -> Result<(), Error> {
         let id = (unit * ROLES + role) as u64;
         let slot = &mut self.units[unit].timers[role];
         let handle = match (*slot, self.way) {
             (Some(h), Way::InPlace | Way::Range) => {
-                // The handle stays.
                 return self
                     .s
                     .reschedule(h, earliest, latest, &mut Work::unlimited());
