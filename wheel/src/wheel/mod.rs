@@ -130,11 +130,22 @@
 /// - `fn next_busy(&self, work: &mut Work) -> Option<u64>`: the first tick after now that
 ///   has bookkeeping in tickless mode, if any, or a tick before it; spends at least one unit.
 ///
+/// `arena_delegates!(arena, quick: method)` also has `advance` try
+/// `fn method(&mut self, target: u64, clock: Clock, work: &mut Work) -> Option<Advanced>`
+/// first: a scheme's short-cut for its commonest step, which either does all that `advance`
+/// would have done and says what it returns, or starts a tick and leaves the rest to it.
+///
 /// Defined before the `mod` lines below so that it is in scope in every scheme file; the
 /// expansion names the crate's items through `super::`, so it must be invoked from a direct
 /// child of this module.
 macro_rules! arena_delegates {
     ($arena:ident) => {
+        arena_delegates!(@with $arena,);
+    };
+    ($arena:ident, quick: $quick:ident) => {
+        arena_delegates!(@with $arena, $quick);
+    };
+    (@with $arena:ident, $($quick:ident)?) => {
         fn start(&mut self, interval: u64, id: u64) -> Result<super::Handle, super::Error> {
             // `start_range(interval, interval, id, unlimited)`, without the range.
             let deadline = self.$arena.deadline(interval)?;
@@ -231,6 +242,11 @@ macro_rules! arena_delegates {
             clock: super::Clock,
             work: &mut super::Work,
         ) -> super::Advanced {
+            $(
+                if let Some(done) = self.$quick(target, clock, work) {
+                    return done;
+                }
+            )?
             // Whether this call has made progress: until it has, a spent budget is no reason
             // to return.
             let mut moved = false;

@@ -86,7 +86,7 @@
 
 use super::arena::{Arena, List, NIL};
 use super::slots::Slots;
-use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
+use super::{Advanced, Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
 
 /// Bits of the tick counter per level: 64 slots, so that a level's occupancy is one `u64` and
 /// its digit a shift and a mask. Being a power of two is what makes the level a leading-zero
@@ -490,6 +490,54 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         self.ov_walk = false;
     }
 
+    /// [`Scheme::advance`]'s commonest tickless step, taken whole: the next tick with
+    /// bookkeeping is a busy level-0 slot before level 1 next turns, not past `target`. No
+    /// other level turns on it, so its bookkeeping is that slot's cascade, and when every entry
+    /// on the slot is due (none put off) and the budget holds them all, the slot goes to the
+    /// due queue in one splice and the tick is done. Otherwise the tick is entered and left to
+    /// `advance`, as is every other case (`None`).
+    #[inline(always)]
+    fn quick(&mut self, target: u64, clock: Clock, work: &mut Work) -> Option<Advanced> {
+        if DEPTH < 2 || clock != Clock::Tickless || self.arena.ticking() {
+            return None;
+        }
+        let now = self.arena.now();
+        // The busy level-0 slots after the pointer's, up to the end of the level's turn.
+        let ahead = self.occupied(0) & (u64::MAX << (now & LVL_MASK) << 1);
+        if ahead == 0 {
+            return None;
+        }
+        let tick = (now & !LVL_MASK) | u64::from(ahead.trailing_zeros());
+        if tick.wrapping_sub(now) > target.wrapping_sub(now) {
+            return None;
+        }
+        // What `next_busy` charges for finding it.
+        work.spend(1);
+        self.arena.begin_tick(tick);
+        self.ov_walk = false;
+        let list = (tick & LVL_MASK) as u32;
+        let moved = self
+            .slots
+            .queue_front(&mut self.arena, list, work.left().max(1), |e| {
+                debug_assert!(e.list() & PUT_OFF != 0 || e.deadline == tick);
+                e.list() & PUT_OFF == 0
+            });
+        work.spend(moved);
+        if self.slots.list(list).is_empty() {
+            // INVARIANT: the slot under the pointer is empty, and nothing else turned.
+            self.levels_left = 0;
+            self.arena.end_tick();
+            return Some(Advanced::Due);
+        }
+        // Entries put off there, or more than the budget: the cascade goes on as usual, in
+        // this call if the budget has room left after the first step.
+        self.levels_left = 1;
+        match moved > 0 && work.is_spent() {
+            true => Some(Advanced::OutOfWork),
+            false => None,
+        }
+    }
+
     fn run_tick(&mut self, work: &mut Work) -> bool {
         let mut first = true;
         loop {
@@ -658,7 +706,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
 }
 
 impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
-    arena_delegates!(arena);
+    arena_delegates!(arena, quick: quick);
 
     fn next_work(&self) -> Option<u64> {
         if self.arena.ticking() {
