@@ -75,6 +75,11 @@
 //! holds the earliest timers): a lone timer a week away is one wakeup, its migrations done by
 //! the advance that wakeup makes.
 //!
+//! The commonest such tick, with timers a few ticks apart, turns level 0 alone onto a busy
+//! slot whose entries are all due: [`Scheme::advance`] takes it whole, handing the slot to the
+//! due queue in one splice (a tag write per entry, within the budget), without the general
+//! cascade.
+//!
 //! # Ranges
 //!
 //! A timer given a range of ticks ([`Scheme::start_range`]) is due on the last boundary of
