@@ -244,7 +244,7 @@ impl<const DEPTH: usize> Shape for Pow2<DEPTH> {
 ///   deadline seen from `now`, with `Entry::list` that list's index in `slots`: `level * 64 +
 ///   slot`, or `DEPTH * 64` for the overflow list; or it is *put off*: on a list below the top
 ///   level whose first tick comes before its deadline, tagged with that list's index and
-///   [`PUT_OFF`], and counted in `put_off`. In particular, below the top level the slot under
+///   `PUT_OFF`, and counted in `put_off`. In particular, below the top level the slot under
 ///   the pointer is empty, and every entry not put off on a lower level is due before every
 ///   entry on a higher one, and everything in the wheel before everything on the overflow
 ///   list. While a tick is half done, the lists still to be cascaded (`levels_left`, the
