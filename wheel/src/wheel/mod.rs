@@ -185,7 +185,6 @@ macro_rules! arena_delegates {
             Ok(self.$arena.release(idx))
         }
 
-        #[inline]
         fn reschedule(
             &mut self,
             handle: super::Handle,
@@ -204,19 +203,17 @@ macro_rules! arena_delegates {
             if earliest <= left && left <= latest {
                 return Ok(());
             }
-            super::out_of_line(|| {
-                let deadline = self.choose(a, b)?;
-                if self.$arena.is_queued(idx) {
-                    self.$arena.unqueue(idx);
-                } else if self.retime(idx, deadline) {
-                    return Ok(());
-                } else {
-                    self.unlink(idx);
-                }
-                self.$arena.entry_mut(idx).deadline = deadline;
-                self.file(idx, work);
-                Ok(())
-            })
+            let deadline = self.choose(a, b)?;
+            if self.$arena.is_queued(idx) {
+                self.$arena.unqueue(idx);
+            } else if self.retime(idx, deadline) {
+                return Ok(());
+            } else {
+                self.unlink(idx);
+            }
+            self.$arena.entry_mut(idx).deadline = deadline;
+            self.file(idx, work);
+            Ok(())
         }
 
         fn tick(&mut self) -> usize {
@@ -349,13 +346,6 @@ pub use arena::MAX_CAPACITY;
 /// that the call stays bounded (it runs under a lock with interrupts masked) whatever the
 /// spread of the timers.
 pub const NEXT_WORK_SLOTS: usize = 32;
-
-/// Runs `f` in a function of its own, never inlined: the part of an inlined method that is
-/// not its short-cut, so that the short-cut stays small where it is inlined.
-#[inline(never)]
-fn out_of_line<R>(f: impl FnOnce() -> R) -> R {
-    f()
-}
 
 /// Intervals must be below this: deadlines are compared modulo 2^64, which is unambiguous only
 /// for distances below 2^63.
