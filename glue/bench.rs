@@ -88,13 +88,15 @@ impl Instance {
         let mut max_hold = 0;
         let mut left = b.iterations;
         let mut result = Ok(());
-        // Until the bench's callout is armed and placed, holds are setup, not timed.
+        // Until the bench's callout is armed and placed, holds are setup, not timed: the
+        // holds that arm and place it do nothing else.
         let mut setup = true;
         while result.is_ok() && (left > 0 || placing || handle.is_none()) {
             if signalled() {
                 result = Err(EINTR);
                 break;
             }
+            let mut armed = false;
             let (r, ns) = self.core.hold_timed(|st, work| -> Result {
                 let c = st.callouts()?;
                 if placing {
@@ -102,6 +104,10 @@ impl Instance {
                         return Ok(());
                     }
                     placing = false;
+                    if setup {
+                        armed = true;
+                        return Ok(());
+                    }
                 }
                 if handle.is_none() {
                     handle = Some(
@@ -113,6 +119,7 @@ impl Instance {
                         .map_err(errno)?,
                     );
                     placing = c.placing();
+                    armed = !placing;
                     return Ok(());
                 }
                 while left > 0 && !work.is_spent() {
@@ -148,7 +155,8 @@ impl Instance {
                 elapsed += ns;
                 max_hold = max_hold.max(ns);
             }
-            setup = setup && (handle.is_none() || placing);
+            // Every later hold is timed, whether or not it ends in a placement.
+            setup = setup && !armed;
             result = r;
         }
         // The bench's callout goes, placed or placing, whatever happened above.
