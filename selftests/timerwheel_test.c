@@ -544,8 +544,8 @@ TEST_F(instance, instance_benches_time_resets_whose_placement_spans_holds)
 	w = hold_work_of(self->fd);
 	ASSERT_EQ(0, configure(self->fd, variant, TW_CLOCK_MANUAL, 4 * w, START));
 	/*
-	 * 3 W callouts due before every time the bench draws: on a sorted list (schemes 2 and
-	 * 5), each start of the bench's callout walks past them all, over several holds.
+	 * 3 W callouts due before every time the bench draws: on scheme 2's sorted list, each
+	 * start of the bench's callout walks past them all, over several holds.
 	 */
 	for (i = 0; i < 3 * w; i++)
 		ASSERT_EQ(0, set_callout(self->fd, 10 + i, i, NULL));
