@@ -553,14 +553,6 @@ impl<S: Storage> Arena<S> {
         }
     }
 
-    /// Detaches the whole of `list`, returning its first entry; follow it with
-    /// [`Arena::next`]. The entries keep their links until they are linked elsewhere.
-    pub fn take(&mut self, list: &mut List) -> u32 {
-        let head = list.head;
-        *list = List::EMPTY;
-        head
-    }
-
     /// The entry after `idx` on its list, or [`NIL`].
     pub fn next(&self, idx: u32) -> u32 {
         self.entries[idx as usize].next
