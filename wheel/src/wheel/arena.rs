@@ -420,8 +420,9 @@ impl<S: Storage> Arena<S> {
     }
 
     /// Moves the entries at the front of `list` onto the end of the due queue in one splice:
-    /// at most `limit` of them, stopping before the first that `due` refuses. Each is
-    /// retagged [`QUEUED`] on the way and keeps its links to the next. Returns how many moved.
+    /// at most `limit` of them, stopping before the first that `due` (given its index and the
+    /// entry) refuses. Each is retagged [`QUEUED`] on the way and keeps its links to the next.
+    /// Returns how many moved.
     ///
     /// This is [`Arena::queue`] for a whole run of a list, at one tag write per entry instead
     /// of an unlink and a link.
@@ -429,13 +430,13 @@ impl<S: Storage> Arena<S> {
         &mut self,
         list: &mut List,
         limit: usize,
-        mut due: impl FnMut(&Entry) -> bool,
+        mut due: impl FnMut(u32, &Entry) -> bool,
     ) -> usize {
         let first = list.head;
         let (mut last, mut at, mut n) = (NIL, first, 0);
         while at != NIL && n < limit {
             let e = &mut self.entries[at as usize];
-            if !due(e) {
+            if !due(at, e) {
                 break;
             }
             e.set_list(QUEUED);
@@ -691,15 +692,15 @@ mod tests {
         }
         a.retag(i[4], 6);
         // Limited to two: 1 and 2 move, after 0.
-        assert_eq!(a.queue_front(&mut l, 2, |e| e.list() == 5), 2);
+        assert_eq!(a.queue_front(&mut l, 2, |_, e| e.list() == 5), 2);
         assert_eq!((l.head, a.prev(i[3])), (i[3], NIL));
         assert_eq!((a.queued(), a.tick_queued()), (3, 3));
         // 3 moves; 4 is refused, and stays with 5 behind it.
-        assert_eq!(a.queue_front(&mut l, usize::MAX, |e| e.list() == 5), 1);
-        assert_eq!(a.queue_front(&mut l, usize::MAX, |e| e.list() == 5), 0);
+        assert_eq!(a.queue_front(&mut l, usize::MAX, |_, e| e.list() == 5), 1);
+        assert_eq!(a.queue_front(&mut l, usize::MAX, |_, e| e.list() == 5), 0);
         assert_eq!((l.head, l.tail), (i[4], i[5]));
         a.unlink(&mut l, i[4]);
-        assert_eq!(a.queue_front(&mut l, usize::MAX, |e| e.list() == 5), 1);
+        assert_eq!(a.queue_front(&mut l, usize::MAX, |_, e| e.list() == 5), 1);
         assert!(l.is_empty() && l.tail == NIL);
         // Every moved entry is queued, and pops in order; stop takes one off the queue.
         assert!(a.is_queued(i[5]) && !a.is_queued(i[4]));
@@ -718,7 +719,7 @@ mod tests {
             let i = a.alloc(k, 9).unwrap();
             a.push_back(&mut l, 5, i);
         }
-        assert_eq!(a.queue_front(&mut l, usize::MAX, |_| true), 3);
+        assert_eq!(a.queue_front(&mut l, usize::MAX, |_, _| true), 3);
         assert!(l.is_empty() && l.tail == NIL);
         // The queue takes more behind them.
         let i = a.alloc(3, 9).unwrap();

@@ -157,8 +157,8 @@ impl<S: Storage> HashedSorted<S> {
         let slot = self.slot_of(now);
         let placing = &mut self.placing;
         self.slots
-            .drain_due(&mut self.arena, slot, work, |arena, idx| {
-                placing.forget(arena, idx);
+            .drain_due(&mut self.arena, slot, work, |idx, next| {
+                placing.step_past(idx, next)
             })
     }
 

@@ -506,14 +506,8 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         if DEPTH < 2 || clock != Clock::Tickless || self.arena.ticking() {
             return None;
         }
-        let now = self.arena.now();
-        // The busy level-0 slots after the pointer's, up to the end of the level's turn.
-        let ahead = self.occupied(0) & (u64::MAX << (now & LVL_MASK) << 1);
-        if ahead == 0 {
-            return None;
-        }
-        let tick = (now & !LVL_MASK) | u64::from(ahead.trailing_zeros());
-        if tick.wrapping_sub(now) > target.wrapping_sub(now) {
+        let tick = self.next_level0()?;
+        if tick.wrapping_sub(self.arena.now()) > target.wrapping_sub(self.arena.now()) {
             return None;
         }
         // What `next_busy` charges for finding it.
@@ -521,13 +515,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         self.arena.begin_tick(tick);
         self.ov_walk = false;
         let list = (tick & LVL_MASK) as u32;
-        let moved = self
-            .slots
-            .queue_front(&mut self.arena, list, work.left().max(1), |e| {
-                debug_assert!(e.list() & PUT_OFF != 0 || e.deadline == tick);
-                e.list() & PUT_OFF == 0
-            });
-        work.spend(moved);
+        let moved = self.queue_level0(list, work, true);
         if self.slots.list(list).is_empty() {
             // INVARIANT: the slot under the pointer is empty, and nothing else turned.
             self.levels_left = 0;
@@ -541,6 +529,35 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
             true => Some(Advanced::OutOfWork),
             false => None,
         }
+    }
+
+    /// The first tick after now on which level 0's pointer moves onto a busy slot before
+    /// level 1 next turns (no other level turns on it), if there is one. Needs `DEPTH > 1`.
+    fn next_level0(&self) -> Option<u64> {
+        let now = self.arena.now();
+        // The busy level-0 slots after the pointer's, up to the end of the level's turn.
+        let ahead = self.occupied(0) & (u64::MAX << (now & LVL_MASK) << 1);
+        (ahead != 0).then(|| (now & !LVL_MASK) | u64::from(ahead.trailing_zeros()))
+    }
+
+    /// Below the top, a level-0 slot holds one deadline, the tick its pointer moves onto:
+    /// every entry on it is due but those put off there. Hands the run of due ones at the
+    /// front of level-0 list `list`, the pointer's, to the due queue in one splice, within
+    /// `work` (at least one entry if `first`). Returns how many.
+    fn queue_level0(&mut self, list: u32, work: &mut Work, first: bool) -> usize {
+        let now = self.arena.now();
+        let limit = match first {
+            true => work.left().max(1),
+            false => work.left(),
+        };
+        let moved = self
+            .slots
+            .queue_front(&mut self.arena, list, limit, |_, e| {
+                debug_assert!(e.list() & PUT_OFF != 0 || e.deadline == now);
+                e.list() & PUT_OFF == 0
+            });
+        work.spend(moved);
+        moved
     }
 
     fn run_tick(&mut self, work: &mut Work) -> bool {
@@ -578,21 +595,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         let list = level * LVL_SIZE + slot;
         loop {
             if level == 0 && DEPTH > 1 {
-                // Below the top, a level-0 slot holds one deadline, the tick its pointer moves
-                // onto: every entry on it is due, but those put off there. The run of due
-                // ones goes to the due queue in one splice.
-                let now = self.arena.now();
-                let limit = match *first {
-                    true => work.left().max(1),
-                    false => work.left(),
-                };
-                let moved = self
-                    .slots
-                    .queue_front(&mut self.arena, list as u32, limit, |e| {
-                        debug_assert!(e.list() & PUT_OFF != 0 || e.deadline == now);
-                        e.list() & PUT_OFF == 0
-                    });
-                work.spend(moved);
+                let moved = self.queue_level0(list as u32, work, *first);
                 *first &= moved == 0;
             }
             let head = self.list(list).head;
@@ -649,15 +652,11 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     fn next_busy(&self, work: &mut Work) -> Option<u64> {
         work.spend(1);
         let now = self.arena.now();
-        let at0 = (now & LVL_MASK) as usize;
-        if DEPTH > 1 && self.occupied(0) != 0 {
-            // A busy level-0 slot reached before level 1 next turns comes first: every other
-            // level's pointer moves on a multiple of 64.
-            let ahead = next_occupied(self.occupied(0), (at0 + 1) & LVL_MASK as usize)
-                .wrapping_sub(at0 + 1)
-                & LVL_MASK as usize;
-            if at0 + ahead + 1 < LVL_SIZE {
-                return Some(now + ahead as u64 + 1);
+        // A busy level-0 slot reached before level 1 next turns comes first: every other
+        // level's pointer moves on a multiple of 64.
+        if DEPTH > 1 {
+            if let Some(tick) = self.next_level0() {
+                return Some(tick);
             }
         }
         let mut best: Option<u64> = None;

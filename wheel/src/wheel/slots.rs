@@ -86,7 +86,7 @@ impl<S: Storage> Slots<S> {
         arena: &mut Arena<S>,
         slot: u32,
         limit: usize,
-        due: impl FnMut(&Entry) -> bool,
+        due: impl FnMut(u32, &Entry) -> bool,
     ) -> usize {
         let list = &mut self.lists[slot as usize];
         let n = arena.queue_front(list, limit, due);
@@ -98,31 +98,27 @@ impl<S: Storage> Slots<S> {
     }
 
     /// Queues the entries at the front of `slot` that are due now (all of its due ones, in a
-    /// slot that keeps them in front), telling `leaving` of each first; within `work`, at least
-    /// one step. `true` once none is left.
+    /// slot that keeps them in front), telling `leaving` of each (its index and its successor)
+    /// as it goes; within `work`, at least one step, in one splice ([`Slots::queue_front`]).
+    /// `true` once none is left.
     pub(super) fn drain_due(
         &mut self,
         arena: &mut Arena<S>,
         slot: u32,
         work: &mut Work,
-        mut leaving: impl FnMut(&Arena<S>, u32),
+        mut leaving: impl FnMut(u32, u32),
     ) -> bool {
         let now = arena.now();
-        let mut first = true;
-        loop {
-            let head = self.list(slot).head;
-            if head == NIL || arena.entry(head).deadline != now {
-                return true;
+        let moved = self.queue_front(arena, slot, work.left().max(1), |idx, e| {
+            let due = e.deadline == now;
+            if due {
+                leaving(idx, e.next);
             }
-            if work.is_spent() && !first {
-                return false;
-            }
-            first = false;
-            work.spend(1);
-            leaving(arena, head);
-            self.unlink(arena, slot, head);
-            arena.queue(head);
-        }
+            due
+        });
+        work.spend(moved);
+        let head = self.list(slot).head;
+        head == NIL || arena.entry(head).deadline != now
     }
 
     /// The first busy slot at or after `from`, wrapping round; `None` if every slot is empty.

@@ -57,11 +57,19 @@ impl Placing {
                 self.0 = None;
                 true
             }
-            Some((_, at)) if *at == idx => {
-                *at = arena.next(idx);
+            _ => {
+                self.step_past(idx, arena.next(idx));
                 false
             }
-            _ => false,
+        }
+    }
+
+    /// Entry `idx`, followed by `next`, is leaving the list walked: a cursor on it moves on.
+    pub(super) fn step_past(&mut self, idx: u32, next: u32) {
+        if let Some((_, at)) = &mut self.0 {
+            if *at == idx {
+                *at = next;
+            }
         }
     }
 
