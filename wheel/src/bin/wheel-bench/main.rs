@@ -394,6 +394,25 @@ impl Timing {
 /// does not make a point.
 const REPEATS: usize = 3;
 
+/// The paper's reset loop, timed with [`measure`]: `reset(t)` makes one reset to interval `t`,
+/// taken from `resets` (a power-of-two count) in turn.
+fn time_resets(
+    timing: Timing,
+    fill: Duration,
+    resets: &[u64],
+    mut reset: impl FnMut(u64),
+) -> (f64, bool) {
+    assert!(resets.len().is_power_of_two());
+    let mask = resets.len() - 1;
+    let mut k = 0;
+    measure(timing, fill, u64::MAX, |reps| {
+        for _ in 0..reps {
+            reset(resets[k & mask]);
+            k += 1;
+        }
+    })
+}
+
 /// Runs `f(reps)` in growing batches until one takes `min_time` with `min_reps` run in all,
 /// then [`REPEATS`] batches of that size, and reports the median ns per repetition. Stops
 /// early where `max_reps` would be passed; the point is over budget if `budget` (less `setup`,
@@ -485,14 +504,9 @@ fn sweep_scheme(kind: SchemeKind, ns: &[u64], opts: &Opts, res: &mut Results) {
             );
             if live.reset {
                 let mut h = s.start(RESET_HI, u64::MAX).expect("start");
-                let mut k = 0;
-                let (ns_per, over) = measure(timing, fill, u64::MAX, |reps| {
-                    for _ in 0..reps {
-                        s.stop(h).expect("stop");
-                        h = s.start(resets[k & 4095], 7).expect("start");
-                        k += 1;
-                    }
-                    black_box(h);
+                let (ns_per, over) = time_resets(timing, fill, &resets, |t| {
+                    s.stop(h).expect("stop");
+                    h = black_box(s.start(t, 7).expect("start"));
                 });
                 live.reset = res.measured("reset", kind, n, (ns_per, over), "ns/pair", opts.budget);
                 s.stop(h).expect("stop");
@@ -546,14 +560,9 @@ fn sweep_callouts(
     );
     if live.handles {
         let mut h: Handle = c.setcallout(RESET_HI, 1).expect("setcallout");
-        let mut k = 0;
-        let (ns_per, over) = measure(timing, fill, u64::MAX, |reps| {
-            for _ in 0..reps {
-                c.unsetcallout(h).expect("unsetcallout");
-                h = c.setcallout(resets[k & 4095], 1).expect("setcallout");
-                k += 1;
-            }
-            black_box(h);
+        let (ns_per, over) = time_resets(timing, fill, resets, |t| {
+            c.unsetcallout(h).expect("unsetcallout");
+            h = black_box(c.setcallout(t, 1).expect("setcallout"));
         });
         live.handles = res.measured(
             "reset-handle",
@@ -567,13 +576,9 @@ fn sweep_callouts(
     if live.hash {
         let (f, a) = (FUNC + 8, ARG + 8);
         c.timeout(f, a, RESET_HI).expect("timeout");
-        let mut k = 0;
-        let (ns_per, over) = measure(timing, fill, u64::MAX, |reps| {
-            for _ in 0..reps {
-                c.untimeout(f, a).expect("untimeout");
-                black_box(c.timeout(f, a, resets[k & 4095]).expect("timeout"));
-                k += 1;
-            }
+        let (ns_per, over) = time_resets(timing, fill, resets, |t| {
+            c.untimeout(f, a).expect("untimeout");
+            black_box(c.timeout(f, a, t).expect("timeout"));
         });
         live.hash = res.measured(
             "reset-hash",
