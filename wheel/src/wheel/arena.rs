@@ -474,7 +474,7 @@ impl<S: Storage> Arena<S> {
     }
 
     /// Takes the oldest entry off the due queue and frees it.
-    #[inline]
+    #[inline(always)]
     pub fn pop_due(&mut self) -> Option<Expired> {
         let idx = self.due.head;
         if idx == NIL {

@@ -264,6 +264,7 @@ impl<S: Storage> Callouts<S> {
     /// `mod_timer`: moves the outstanding callout `handle` (pending, or due and not yet popped)
     /// to a tick in `[now + earliest, now + latest]`, in place ([`Scheme::reschedule`]): it
     /// keeps its handle and what it is, from either interface. Within `work`.
+    #[inline(always)]
     pub fn reset(
         &mut self,
         handle: Handle,

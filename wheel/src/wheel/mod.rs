@@ -130,6 +130,8 @@
 /// - `fn next_busy(&self, work: &mut Work) -> Option<u64>`: the first tick after now that
 ///   has bookkeeping in tickless mode, if any, or a tick before it; spends at least one unit.
 ///
+/// `reschedule` needs `arena_moves!` in the scheme's inherent `impl` block too.
+///
 /// `arena_delegates!(arena, quick: method)` also has `advance` try
 /// `fn method(&mut self, target: u64, clock: Clock, work: &mut Work) -> Option<Advanced>`
 /// first: a scheme's short-cut for its commonest step, which either does all that `advance`
@@ -185,6 +187,7 @@ macro_rules! arena_delegates {
             Ok(self.$arena.release(idx))
         }
 
+        #[inline(always)]
         fn reschedule(
             &mut self,
             handle: super::Handle,
@@ -193,27 +196,21 @@ macro_rules! arena_delegates {
             work: &mut super::Work,
         ) -> Result<(), super::Error> {
             let idx = self.$arena.resolve(handle)?;
-            let (a, b) = self.$arena.range(earliest, latest)?;
-            if self.placing() {
-                return Err(super::Error::Busy);
-            }
-            work.spend(1);
-            // Already due in the range (never true of a queued timer, due now): it stays.
+            // Already due in the range, the range valid and nothing placing: it stays. Never
+            // true of a queued timer, due now (0 ticks left, and `earliest` is at least 1).
+            // Ratas' idle timer, pushed back on every message, takes this path: it is kept
+            // short enough to be inlined into the caller.
             let left = self.$arena.remaining(self.$arena.entry(idx).deadline);
-            if earliest <= left && left <= latest {
+            if earliest != 0
+                && earliest <= left
+                && left <= latest
+                && latest < super::MAX_INTERVAL
+                && !self.placing()
+            {
+                work.spend(1);
                 return Ok(());
             }
-            let deadline = self.choose(a, b)?;
-            if self.$arena.is_queued(idx) {
-                self.$arena.unqueue(idx);
-            } else if self.retime(idx, deadline) {
-                return Ok(());
-            } else {
-                self.unlink(idx);
-            }
-            self.$arena.entry_mut(idx).deadline = deadline;
-            self.file(idx, work);
-            Ok(())
+            self.move_pending(idx, earliest, latest, work)
         }
 
         fn tick(&mut self) -> usize {
@@ -285,7 +282,7 @@ macro_rules! arena_delegates {
             }
         }
 
-        #[inline]
+        #[inline(always)]
         fn pop_expired(&mut self) -> Option<super::Expired> {
             self.$arena.pop_due()
         }
@@ -318,6 +315,42 @@ macro_rules! arena_delegates {
 
         fn handle_at(&self, index: u32) -> Option<super::Handle> {
             self.$arena.outstanding(index)
+        }
+    };
+}
+
+/// Expands, inside a scheme's inherent `impl` block, to the part of [`Scheme::reschedule`] that
+/// moves a timer, out of line so that the check that leaves it where it is (Ratas' idle timer,
+/// pushed back on every message) is inlined into every caller. `$arena` names the field that
+/// holds the [`arena::Arena`]; the scheme's own methods are those [`arena_delegates!`] lists.
+macro_rules! arena_moves {
+    ($arena:ident) => {
+        /// [`super::Scheme::reschedule`] of outstanding entry `idx`, past the check that
+        /// leaves it where it is.
+        fn move_pending(
+            &mut self,
+            idx: u32,
+            earliest: u64,
+            latest: u64,
+            work: &mut super::Work,
+        ) -> Result<(), super::Error> {
+            let (a, b) = self.$arena.range(earliest, latest)?;
+            if super::Scheme::placing(self) {
+                return Err(super::Error::Busy);
+            }
+            work.spend(1);
+            // Not due in the range, or `reschedule` would have left it there.
+            let deadline = self.choose(a, b)?;
+            if self.$arena.is_queued(idx) {
+                self.$arena.unqueue(idx);
+            } else if self.retime(idx, deadline) {
+                return Ok(());
+            } else {
+                self.unlink(idx);
+            }
+            self.$arena.entry_mut(idx).deadline = deadline;
+            self.file(idx, work);
+            Ok(())
         }
     };
 }
@@ -818,6 +851,7 @@ impl<S: Storage> Scheme for AnyScheme<S> {
     fn place(&mut self, work: &mut Work) -> bool {
         dispatch!(self, s => s.place(work))
     }
+    #[inline(always)]
     fn reschedule(
         &mut self,
         handle: Handle,

@@ -107,6 +107,8 @@ impl<S: Storage> BasicWheel<S> {
         self.slot_after(self.arena.remaining(self.arena.entry(idx).deadline))
     }
 
+    arena_moves!(arena);
+
     /// The latest tick of the range that the wheel holds: every tick has its own slot, and a
     /// timer pushed back into a later range stays put for longest (see [`Scheme::reschedule`]).
     fn choose(&self, earliest: u64, latest: u64) -> Result<u64, Error> {

@@ -120,7 +120,8 @@ impl<S: Storage> HashedUnsorted<S> {
         }
     }
 
-    /// Any tick of the range will do: the earliest.
+    arena_moves!(arena);
+
     /// The latest tick of the range: every place costs the same here, and a timer pushed back
     /// into a range again and again stays put for longest (see [`Scheme::reschedule`]).
     fn choose(&self, _earliest: u64, latest: u64) -> Result<u64, Error> {

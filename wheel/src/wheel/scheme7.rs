@@ -335,6 +335,8 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         self.list_for(self.arena.remaining(self.arena.entry(idx).deadline))
     }
 
+    arena_moves!(arena);
+
     /// The last tick of the range on a boundary of the coarsest slots the range holds one of:
     /// a timer due there drops from its first slot straight to the due queue, never migrating,
     /// and one pushed back into the range again and again stays put for longest (see
