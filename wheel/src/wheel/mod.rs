@@ -374,11 +374,12 @@ use core::ops::DerefMut;
 
 pub use arena::MAX_CAPACITY;
 
-/// The most busy slots a hashed wheel's [`Scheme::next_work`] looks at (schemes 5 and 6):
-/// beyond them it answers the tick of the next slot not looked at, still a lower bound, so
-/// that the call stays bounded (it runs under a lock with interrupts masked) whatever the
-/// spread of the timers.
-pub const NEXT_WORK_SLOTS: usize = 32;
+/// The most a hashed wheel's [`Scheme::next_work`] looks at (schemes 5 and 6), in busy slots
+/// and (scheme 6) groups of 64 slots: beyond them it answers the tick of the next slot not
+/// looked at, still a lower bound, so that the call stays bounded (it runs under a lock with
+/// interrupts masked) whatever the spread of the timers. Scheme 6's groups of a wheel of 4,096
+/// slots, 64, fit in it with room for a group's slots.
+pub const NEXT_WORK_SLOTS: usize = 128;
 
 /// Intervals must be below this: deadlines are compared modulo 2^64, which is unambiguous only
 /// for distances below 2^63.

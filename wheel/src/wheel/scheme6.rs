@@ -16,7 +16,7 @@
 //! | stop        | O(1)                | unlink from the slot its deadline names               |
 //! | reschedule  | O(1)                | in place within the slot, else unlink and append      |
 //! | tick        | O(n/M) avg, O(n)    | walk the cursor's slot, resumable                     |
-//! | next work   | O(M/64 + b)         | lower bounds of the `b` busy slots up to the earliest |
+//! | next work   | O(M/64), bounded    | bounds of 64-slot groups, of slots in stale ones       |
 //! | next expiry | O(M/64 + n/M) avg   | the first busy slot's list, else [`NextExpiry::Unknown`] |
 //!
 //! # Deadlines, not rounds
@@ -39,10 +39,22 @@
 //! into the slot, made exact by every walk of it, loosened only by stops. The slot `k` ticks
 //! ahead of the cursor (`k` in `1..=M`) holds deadlines `k`, `k + M`, ... ticks away, so going
 //! through the busy slots (the `Occupancy` bitmap) in order of `k`, the least bound seen is
-//! final as soon as it is at most the next busy slot's `k`: one busy slot for a sparse wheel,
-//! however far its timers are. That is next work, and the tickless clock jumps there, walking
-//! only the slot whose bound it reaches. A bound left low by a stop costs one wasted visit,
-//! after which it is exact again.
+//! final as soon as it is at most the next busy slot's `k`: one busy slot for a wheel whose
+//! next timer is less than a turn away. That is next work, and the tickless clock jumps there,
+//! walking only the slot whose bound it reaches. A bound left low by a stop costs one wasted
+//! visit, after which it is exact again.
+//!
+//! Timers more than a turn away make every slot's bound farther than every slot: the search
+//! would have to see every busy slot. So each group of 64 slots (one word of the occupancy
+//! bitmap) keeps a bound too, `glow[g]`, lowered by every start or move into the group, and
+//! the search takes a group whose bound is still ahead of the clock whole, for one unit: a
+//! wheel of 4,096 slots is 64 groups, and 1,000 timers 10 s away cost no wakeup before the
+//! first is due. A group bound the clock has reached (its timer fired or was stopped) is stale:
+//! the search looks at that group's busy slots one by one, and the tick that reaches it makes
+//! it exact again from its slots' bounds (at most 64 of them), at most once every 64 ticks, so
+//! that a busy clock pays about one slot a tick for it. The search is bounded by its budget
+//! ([`super::NEXT_WORK_SLOTS`] for [`Scheme::next_work`]): past it, the answer is the tick of
+//! the next slot not accounted for, still a lower bound.
 //!
 //! Timers with equal deadlines keep their start order.
 
@@ -53,6 +65,9 @@ use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work}
 /// `Entry::list` of an entry on a slot (which slot, its deadline says).
 const SLOTTED: u32 = 0;
 
+/// Slots per group: one word of the occupancy bitmap.
+const GROUP: u64 = u64::BITS as u64;
+
 /// The hashed wheel with unsorted lists.
 ///
 /// # Invariants
@@ -62,10 +77,17 @@ const SLOTTED: u32 = 0;
 ///   and, after a complete tick, `low[s]` is after now.
 /// - While a walk is in progress (`walk != NIL` during a tick), the entries of the clock's
 ///   slot before `walk` have been compared on this tick, each at or after `walk_min`.
+/// - For a busy group `g` (slots `64 g ..`) whose bound `glow[g]` is after now, every
+///   deadline on its slots is at or after it. Once the clock reaches it, the bound is stale
+///   and bounds nothing until a tick makes it exact again or the group empties.
 pub struct HashedUnsorted<S: Storage> {
     arena: Arena<S>,
     slots: Slots<S>,
     low: S::Buf<u64>,
+    /// A lower bound of the deadlines on each group of 64 slots, while it is after now.
+    glow: S::Buf<u64>,
+    /// The tick on which a stale group bound was last made exact.
+    refreshed: u64,
     /// `M - 1`.
     mask: u64,
     /// The next entry the current tick's walk compares, or [`NIL`].
@@ -91,6 +113,8 @@ impl<S: Storage> HashedUnsorted<S> {
             arena,
             slots: Slots::new(m)?,
             low: S::alloc(m as usize, |_| 0)?,
+            glow: S::alloc(u64::from(m).div_ceil(GROUP) as usize, |_| 0)?,
+            refreshed: config.start.wrapping_sub(GROUP),
             mask: u64::from(m) - 1,
             walk: NIL,
             walk_min: never,
@@ -108,12 +132,34 @@ impl<S: Storage> HashedUnsorted<S> {
         self.lower_from(slot, deadline, false);
     }
 
-    /// [`Self::lower`], or sets the bound if the slot is `empty`.
+    /// The group of `slot`.
+    fn group_of(slot: u32) -> usize {
+        (u64::from(slot) / GROUP) as usize
+    }
+
+    /// Whether `tick` is after now (and less than `MAX_INTERVAL` ahead): a bound still to come.
+    fn ahead(&self, tick: u64) -> bool {
+        self.arena.remaining(tick).wrapping_sub(1) < super::MAX_INTERVAL - 1
+    }
+
+    /// [`Self::lower`], or sets the bound if the slot is `empty`; the group's likewise.
+    #[inline(always)]
     fn lower_from(&mut self, slot: u32, deadline: u64, empty: bool) {
         let now = self.arena.now();
         let low = &mut self.low[slot as usize];
         if empty || deadline.wrapping_sub(now) < low.wrapping_sub(now) {
             *low = deadline;
+        }
+        // A stale group bound stays stale (it bounds nothing else on the group) unless the
+        // group is idle.
+        let g = Self::group_of(slot);
+        let glow = self.glow[g];
+        let lower = match self.ahead(glow) {
+            true => deadline.wrapping_sub(now) < glow.wrapping_sub(now),
+            false => self.slots.word(g) == 0,
+        };
+        if lower {
+            self.glow[g] = deadline;
         }
         if self.walking && slot == self.slot_of(now) {
             self.walk_min = self.arena.sooner(self.walk_min, deadline);
@@ -128,6 +174,7 @@ impl<S: Storage> HashedUnsorted<S> {
         Ok(latest)
     }
 
+    #[inline]
     fn file(&mut self, idx: u32, _work: &mut Work) {
         let deadline = self.arena.entry(idx).deadline;
         let slot = self.slot_of(deadline);
@@ -190,40 +237,96 @@ impl<S: Storage> HashedUnsorted<S> {
             self.low[slot] = self.walk_min;
             self.walking = false;
         }
+        self.refresh(now, work);
         true
+    }
+
+    /// At the end of tick `now`: makes its group's bound exact again from the bounds of the
+    /// group's busy slots, if the clock has reached it, no group was refreshed in the last
+    /// [`GROUP`] ticks, and `work` has a unit left for each busy slot (at most 64). Else the
+    /// bound stays stale, which costs the search more slots but is never wrong.
+    #[inline(always)]
+    fn refresh(&mut self, now: u64, work: &mut Work) {
+        if now.wrapping_sub(self.refreshed) >= GROUP {
+            self.refresh_group(now, work);
+        }
+    }
+
+    /// [`Self::refresh`] past its throttle.
+    fn refresh_group(&mut self, now: u64, work: &mut Work) {
+        let g = Self::group_of(self.slot_of(now));
+        let mut word = self.slots.word(g);
+        if word == 0 || self.ahead(self.glow[g]) || word.count_ones() as usize > work.left() {
+            return;
+        }
+        self.refreshed = now;
+        let mut glow = self.arena.never();
+        while word != 0 {
+            let slot = g as u64 * GROUP + u64::from(word.trailing_zeros());
+            word &= word - 1;
+            work.spend(1);
+            // After a complete tick every busy slot's bound is after now.
+            glow = self.arena.sooner(glow, self.low[slot as usize]);
+        }
+        self.glow[g] = glow;
     }
 
     fn next_busy(&self, work: &mut Work) -> Option<u64> {
         self.least_bound(work)
     }
 
-    /// The least bound of the busy slots, looking at as few as order allows; `work` counts
-    /// the slots looked at. Should `work` run out first, the answer is the tick of the next
-    /// slot not looked at, if that is sooner: nothing is due before it either.
+    /// A lower bound of every pending deadline, `None` if nothing is pending. Goes round the
+    /// wheel from the cursor a group of 64 slots at a time, taking a group whose bound is ahead
+    /// whole, looking at a stale one's busy slots one by one, and stopping where nothing
+    /// farther can be earlier; `work` counts the groups and slots looked at (at least one).
+    /// Should it run out first, the answer is the tick of the nearest slot not accounted for,
+    /// if that is sooner: nothing is due before it either.
     fn least_bound(&self, work: &mut Work) -> Option<u64> {
+        if self.arena.pending() == 0 {
+            return None;
+        }
         let now = self.arena.now();
         let turn = self.mask + 1;
-        let mut best: Option<u64> = None;
-        // `k` is the distance of the nearest slot not yet looked at.
+        // Counted from now: something is pending, so the search lowers it below `MAX_INTERVAL`
+        // before it ends, or answers a slot's distance.
+        let mut best = super::MAX_INTERVAL;
+        let mut looked = false;
+        // `k` is the distance of the nearest slot not yet accounted for, `1..=M`.
         let mut k = 1;
-        while k <= turn {
-            let Some(slot) = self.slots.next_busy(self.slot_of(now.wrapping_add(k))) else {
-                break;
-            };
-            let distance = self.distance(slot);
-            // Wrapped round to a slot already seen, or nothing further can be earlier.
-            if distance < k || best.is_some_and(|b| self.arena.remaining(b) <= distance) {
-                break;
+        while k <= turn && best > k {
+            if looked && work.is_spent() {
+                return Some(now.wrapping_add(k.min(best)));
             }
-            if work.is_spent() && best.is_some() {
-                return best.map(|b| self.arena.sooner(b, now.wrapping_add(distance)));
-            }
+            looked = true;
             work.spend(1);
-            let low = self.low[slot as usize];
-            best = Some(best.map_or(low, |b| self.arena.sooner(b, low)));
-            k = distance + 1;
+            let slot = self.slot_of(now.wrapping_add(k));
+            let g = Self::group_of(slot);
+            let first = u64::from(slot) % GROUP;
+            // The group's slots from `slot` on, within the wheel and this turn.
+            let span = (GROUP - first)
+                .min(turn - u64::from(slot))
+                .min(turn + 1 - k);
+            let mut busy = (self.slots.word(g) >> first) & (u64::MAX >> (GROUP - span));
+            if busy != 0 && self.ahead(self.glow[g]) {
+                best = best.min(self.arena.remaining(self.glow[g]));
+                busy = 0;
+            }
+            while busy != 0 {
+                let distance = k + u64::from(busy.trailing_zeros());
+                busy &= busy - 1;
+                if best <= distance {
+                    break;
+                }
+                if work.is_spent() {
+                    return Some(now.wrapping_add(distance));
+                }
+                work.spend(1);
+                let low = self.low[self.slot_of(now.wrapping_add(distance)) as usize];
+                best = best.min(self.arena.remaining(low));
+            }
+            k += span;
         }
-        best
+        Some(now.wrapping_add(best))
     }
 
     /// How far ahead of the cursor `slot` is: `1..=M`, the cursor's own slot being a whole turn.
@@ -276,7 +379,7 @@ impl<S: Storage> Scheme for HashedUnsorted<S> {
     fn memory_bytes(&self) -> usize {
         self.arena.memory_bytes()
             + self.slots.memory_bytes()
-            + self.low.len() * core::mem::size_of::<u64>()
+            + (self.low.len() + self.glow.len()) * core::mem::size_of::<u64>()
     }
 
     fn kind(&self) -> SchemeKind {
@@ -288,7 +391,7 @@ impl<S: Storage> Scheme for HashedUnsorted<S> {
 mod tests {
     use super::*;
     use crate::model::{self, check_against, Band, Foresight, Profile};
-    use crate::{Advanced, HostStorage};
+    use crate::{Advanced, Handle, HostStorage};
     use std::vec::Vec;
 
     fn wheel(capacity: u32, slots: u32, start: u64) -> HashedUnsorted<HostStorage> {
@@ -302,6 +405,16 @@ mod tests {
 
     /// Checks the type invariants: hashing, the bitmap and the lower bounds.
     fn check(w: &HashedUnsorted<HostStorage>) {
+        // A group bound still ahead bounds every deadline on the group.
+        for s in 0..w.slots.len() {
+            let glow = w.glow[HashedUnsorted::<HostStorage>::group_of(s)];
+            let mut at = w.slots.list(s).head;
+            while at != NIL && w.ahead(glow) {
+                let left = w.arena.remaining(w.arena.entry(at).deadline);
+                assert!(left >= w.arena.remaining(glow), "slot {s}: group bound");
+                at = w.arena.next(at);
+            }
+        }
         for s in 0..w.slots.len() {
             let list = *w.slots.list(s);
             assert_eq!(list.is_empty(), w.slots.next_busy(s) != Some(s), "slot {s}");
@@ -372,17 +485,82 @@ mod tests {
         assert_eq!(w.next_work(), Some(10_003));
         let mut work = Work::unlimited();
         assert_eq!(w.advance(10_003, Clock::Tickless, &mut work), Advanced::Due);
-        assert_eq!(work.done(), 2);
+        // Nothing nearer than a turn: the search goes round the four groups and the part of
+        // the cursor's group behind it, one unit each, then the walk of the slot, one.
+        assert_eq!(work.done(), 5 + 1);
         assert_eq!(w.pop_expired().map(|e| e.deadline), Some(10_003));
-        // A stop leaves the bound low: one wasted visit, then it is exact again.
+        // A stop leaves the bounds low: one wasted visit, then they are exact again.
         let a = w.start(100, 1).unwrap();
         w.start(100 + 256 * 3, 2).unwrap();
         assert_eq!(w.stop(a), Ok(1));
         assert_eq!(w.next_work(), Some(10_103));
         let mut work = Work::unlimited();
         assert_eq!(w.advance(20_000, Clock::Tickless, &mut work), Advanced::Due);
-        assert_eq!((w.now(), work.done()), (10_103 + 256 * 3, 4));
+        // Two groups to the stale bound; the walk of its slot, one entry; the group's bound
+        // made exact, one busy slot; round the wheel to it, five; the walk that queues it.
+        assert_eq!(
+            (w.now(), work.done()),
+            (10_103 + 256 * 3, 2 + 1 + 1 + 5 + 1)
+        );
         check(&w);
+    }
+
+    /// Sleeps from `now` to the next work, as a tickless clock does, until something is due;
+    /// how many times it woke.
+    fn wakeups_until_due(w: &mut HashedUnsorted<HostStorage>) -> usize {
+        let mut wakeups = 0;
+        loop {
+            let t = w.next_work().unwrap();
+            wakeups += 1;
+            if w.advance(t, Clock::Tickless, &mut Work::unlimited()) == Advanced::Due {
+                return wakeups;
+            }
+        }
+    }
+
+    #[test]
+    fn far_timers_on_every_group_cost_no_wakeup() {
+        // As the wakeups measure: 1,000 timers 10 ticks apart from 10,000 on, a wheel of 4,096
+        // slots (64 groups): the next work is the first deadline itself.
+        let mut w = wheel(1024, 4096, 7);
+        let h: Vec<Handle> = (0..1000)
+            .map(|i| w.start(10_000 + 10 * i, i).unwrap())
+            .collect();
+        check(&w);
+        let mut work = Work::new(crate::NEXT_WORK_SLOTS);
+        assert_eq!(w.least_bound(&mut work), Some(10_007));
+        assert!(work.done() <= 65, "{} units", work.done());
+        for i in 0..100 {
+            assert_eq!(wakeups_until_due(&mut w), 1, "timer {i}");
+            assert_eq!(w.pop_expired().map(|e| e.id), Some(i));
+            check(&w);
+        }
+        // Stopping the next one, with a later timer on its slot, leaves the slot's bound and
+        // its group's low: one wasted wakeup, no more.
+        assert_eq!((w.now(), w.deadline(h[100])), (10_997, Some(11_007)));
+        w.start(11_007 + 4096 - 10_997, 1000).unwrap();
+        w.stop(h[100]).unwrap();
+        assert_eq!(wakeups_until_due(&mut w), 2);
+        assert_eq!(w.pop_expired().map(|e| e.id), Some(101));
+        assert_eq!(wakeups_until_due(&mut w), 1);
+        check(&w);
+    }
+
+    #[test]
+    fn next_work_on_a_huge_sparse_wheel_stays_bounded() {
+        // 2^20 slots are 16,384 groups: the search stops at its budget with a lower bound.
+        let mut w = wheel(4, 1 << 20, 0);
+        w.start(900_000, 1).unwrap();
+        let mut work = Work::new(crate::NEXT_WORK_SLOTS);
+        let t = w.least_bound(&mut work).unwrap();
+        assert!(work.done() <= crate::NEXT_WORK_SLOTS + 1);
+        assert!((1..=900_000).contains(&t), "{t}");
+        // Sleeping from bound to bound reaches the timer, in a bounded number of wakeups.
+        assert!(wakeups_until_due(&mut w) <= 900_000 / (64 * crate::NEXT_WORK_SLOTS) + 2);
+        assert_eq!(
+            w.pop_expired().map(|e| (e.id, e.deadline)),
+            Some((1, 900_000))
+        );
     }
 
     #[test]
