@@ -40,7 +40,7 @@
 //! | `setcallout`    | the scheme's start, plus O(1) to fill the slot                     |
 //! | `unsetcallout`  | the scheme's stop, plus O(1) to unlink a legacy callout's chain    |
 //! | `timeout`       | the scheme's start, plus O(1) to push onto the chain               |
-//! | `untimeout`     | O(1) average to walk the chain (plus duplicates), the scheme's stop |
+//! | `untimeout`     | O(1) average to walk the chain (plus duplicates), resumable, the scheme's stop |
 //! | `reset`         | the scheme's reschedule: the callout keeps its handle and origin   |
 //! | `tick`/`advance`| the scheme's                                                       |
 //! | `pop_expired`   | the scheme's pop, plus O(1) to unlink                              |
@@ -52,7 +52,10 @@
 //!
 //! Chains are doubly linked so that cancelling or firing a legacy callout, which reaches it by
 //! index, unlinks it without walking. A chain holds every callout with the same `(func, arg)`,
-//! so `untimeout` walks those duplicates too; BSD's list walk was no better.
+//! so `untimeout` walks those duplicates too; BSD's list walk was no better. Since a caller may
+//! arm any number of duplicates, or of keys that share a bucket, the walk is bounded by a
+//! [`Work`] budget like every other and resumable ([`Callouts::untimeout_within`]): a kernel
+//! walks a long chain in several holds of its lock, arming, cancelling and firing in between.
 //!
 //! # Duplicates
 //!
@@ -161,6 +164,25 @@ pub struct Callouts<S: Storage> {
     slots: S::Buf<Slot>,
     buckets: S::Buf<u32>,
     mask: u64,
+    /// The walk of an `untimeout` cut short by its budget, if any.
+    search: Option<Search>,
+}
+
+/// Where the walk of [`Callouts::untimeout_within`] stands between calls.
+///
+/// # Invariants
+///
+/// `at` and `best` are [`NIL`] or slots on the chain of `(func, arg)`'s bucket (taking a slot
+/// off its chain moves `at` on, and sends the walk back to the chain's head if it was `best`);
+/// `best` is the match that would fire first among those compared since the walk began.
+#[derive(Clone, Copy, Debug)]
+struct Search {
+    func: u64,
+    arg: u64,
+    /// The next slot to compare, or [`NIL`]: the walk is over.
+    at: u32,
+    /// The best match so far, or [`NIL`].
+    best: u32,
 }
 
 impl<S: Storage> Callouts<S> {
@@ -177,6 +199,7 @@ impl<S: Storage> Callouts<S> {
             slots,
             buckets,
             mask: nbuckets as u64 - 1,
+            search: None,
         })
     }
 
@@ -189,6 +212,7 @@ impl<S: Storage> Callouts<S> {
             slots: S::alloc(0, |_| Slot::EMPTY)?,
             buckets: S::alloc(1, |_| NIL)?,
             mask: 0,
+            search: None,
         })
     }
 
@@ -254,11 +278,67 @@ impl<S: Storage> Callouts<S> {
     /// due first, and of those due on the same tick the one armed first. Fails with
     /// [`Error::NotFound`] if there is none.
     pub fn untimeout(&mut self, func: u64, arg: u64) -> Result<(), Error> {
-        let (idx, handle) = self.find(func, arg).ok_or(Error::NotFound)?;
-        // Cannot fail: every slot on a chain is outstanding under this very handle.
+        self.untimeout_within(func, arg, &mut Work::unlimited())
+            .map(|_| ())
+    }
+
+    /// [`Callouts::untimeout`] within `work`, a unit for each callout of the chain it looks
+    /// at (at least one): `Ok(true)` once it has cancelled one; `Ok(false)` if the budget ran
+    /// out first, to be called again with the same `(func, arg)`, when the walk goes on where
+    /// it stopped, whatever was armed, cancelled or fired meanwhile (a callout armed since is
+    /// not looked at, unless the one that would have been cancelled went: the walk then starts
+    /// again from the chain's head); [`Error::NotFound`] if there is none. A call with another
+    /// key, or [`Callouts::abandon_untimeout`], drops a walk in progress.
+    pub fn untimeout_within(
+        &mut self,
+        func: u64,
+        arg: u64,
+        work: &mut Work,
+    ) -> Result<bool, Error> {
+        if !self.has_legacy() {
+            return Err(Error::NotFound);
+        }
+        let mut s = match self.search.take() {
+            Some(s) if (s.func, s.arg) == (func, arg) => s,
+            _ => Search {
+                func,
+                arg,
+                at: self.buckets[self.bucket(func, arg)],
+                best: NIL,
+            },
+        };
+        let now = self.scheme.now();
+        let mut first = true;
+        while s.at != NIL {
+            if work.is_spent() && !first {
+                self.search = Some(s);
+                return Ok(false);
+            }
+            first = false;
+            work.spend(1);
+            let slot = self.slots[s.at as usize];
+            // Chains run newest first: a later match due on the same tick is an older one,
+            // and wins the tie.
+            if slot.is(func, arg)
+                && (s.best == NIL || self.due_in(s.at, now) <= self.due_in(s.best, now))
+            {
+                s.best = s.at;
+            }
+            s.at = slot.next;
+        }
+        if s.best == NIL {
+            return Err(Error::NotFound);
+        }
+        // Cannot fail: every slot on a chain is outstanding.
+        let handle = self.scheme.handle_at(s.best).ok_or(Error::Stale)?;
         let id = self.scheme.stop(handle)?;
-        self.forget(idx, id);
-        Ok(())
+        self.forget(s.best, id);
+        Ok(true)
+    }
+
+    /// Drops the walk of an `untimeout` cut short, if there is one: nothing is cancelled.
+    pub fn abandon_untimeout(&mut self) {
+        self.search = None;
     }
 
     /// `mod_timer`: moves the outstanding callout `handle` (pending, or due and not yet popped)
@@ -375,7 +455,8 @@ impl<S: Storage> Callouts<S> {
         self.buckets[b] = idx;
     }
 
-    /// Takes slot `idx` off its chain, marking it as on none.
+    /// Takes slot `idx` off its chain, marking it as on none, and keeps the walk of an
+    /// `untimeout` in progress on the chain.
     fn unlink(&mut self, idx: u32) {
         let Slot {
             func,
@@ -393,32 +474,27 @@ impl<S: Storage> Callouts<S> {
             self.slots[next as usize].prev = prev;
         }
         self.slots[idx as usize] = Slot::EMPTY;
+        if let Some(mut s) = self.search {
+            if s.at == idx {
+                s.at = next;
+            }
+            if s.best == idx {
+                // INVARIANT: the best match went; what it beat may now be the best.
+                s.best = NIL;
+                s.at = self.buckets[self.bucket(s.func, s.arg)];
+            }
+            self.search = Some(s);
+        }
     }
 
-    /// The callout `untimeout(func, arg)` cancels, if any, with its handle. Chains run newest
-    /// first, so a later match with an equal deadline is an older one and wins the tie.
-    fn find(&self, func: u64, arg: u64) -> Option<(u32, Handle)> {
-        if !self.has_legacy() {
-            return None;
-        }
-        let now = self.scheme.now();
-        let mut best: Option<(i64, u32, Handle)> = None;
-        let mut at = self.buckets[self.bucket(func, arg)];
-        while at != NIL {
-            let slot = &self.slots[at as usize];
-            if slot.is(func, arg) {
-                // Every slot on a chain is outstanding.
-                let handle = self.scheme.handle_at(at)?;
-                let d = distance(self.scheme.deadline(handle)?, now);
-                // Ties go to the later match: the older callout.
-                match best {
-                    Some((bd, _, _)) if d > bd => {}
-                    _ => best = Some((d, at, handle)),
-                }
-            }
-            at = slot.next;
-        }
-        best.map(|(_, idx, handle)| (idx, handle))
+    /// Signed ticks until the outstanding callout at `idx` is due, from `now`.
+    fn due_in(&self, idx: u32, now: u64) -> i64 {
+        let deadline = self
+            .scheme
+            .handle_at(idx)
+            .and_then(|h| self.scheme.deadline(h));
+        // Every slot on a chain is outstanding.
+        distance(deadline.unwrap_or(now), now)
     }
 }
 
@@ -516,6 +592,86 @@ mod tests {
         assert_eq!(c.unsetcallout(second), Err(Error::Stale));
         assert_eq!(c.unsetcallout(late), Ok(legacy(5, 6)));
         assert_eq!(c.untimeout(5, 6), Err(Error::NotFound));
+    }
+
+    /// Walks `untimeout(func, arg)` to its end `budget` units at a time, running `between`
+    /// before each resumption; the calls it took.
+    fn untimeout_in_steps(
+        c: &mut Callouts<HostStorage>,
+        func: u64,
+        arg: u64,
+        budget: usize,
+        mut between: impl FnMut(&mut Callouts<HostStorage>, usize),
+    ) -> Result<usize, Error> {
+        let mut calls = 0;
+        loop {
+            let mut work = Work::new(budget);
+            let done = c.untimeout_within(func, arg, &mut work)?;
+            calls += 1;
+            assert!(work.done() <= budget, "{} units of {budget}", work.done());
+            if done {
+                return Ok(calls);
+            }
+            between(c, calls);
+        }
+    }
+
+    #[test]
+    fn untimeout_walks_a_long_chain_in_bounded_steps() {
+        let mut c = callouts(256, 0);
+        // 200 duplicates on one chain, the newest due first; 20 callouts of other keys.
+        let h: Vec<Handle> = (0..200)
+            .map(|i| c.timeout(5, 6, 1000 - i).unwrap())
+            .collect();
+        for i in 0..20 {
+            c.timeout(5, 7 + i, 10).unwrap();
+        }
+        let calls = untimeout_in_steps(&mut c, 5, 6, 8, |_, _| {}).unwrap();
+        assert!(calls >= 200 / 8, "{calls} calls");
+        assert_eq!(c.unsetcallout(h[199]), Err(Error::Stale));
+        // Cut short, then resumed past arms, a cancel of the best so far and a firing: the
+        // one cancelled is the one due first among those left.
+        let mut fired = Vec::new();
+        let calls = untimeout_in_steps(&mut c, 5, 6, 16, |c, k| match k {
+            1 => {
+                c.timeout(5, 6, 2000).unwrap();
+            }
+            2 => {
+                assert_eq!(c.unsetcallout(h[198]), Ok(legacy(5, 6)));
+            }
+            3 => {
+                for _ in 0..10 {
+                    fired.extend(step(c));
+                }
+            }
+            _ => {}
+        })
+        .unwrap();
+        assert!(calls > 3, "{calls} calls");
+        assert_eq!(fired.len(), 20, "the other key's callouts fire on tick 10");
+        assert_eq!(c.unsetcallout(h[197]), Err(Error::Stale));
+        for (k, &h) in h.iter().enumerate().take(197) {
+            assert_eq!(c.unsetcallout(h), Ok(legacy(5, 6)), "duplicate {k}");
+        }
+        assert_eq!(c.untimeout(5, 6), Ok(()), "the one armed during the walk");
+        assert_eq!(c.untimeout(5, 6), Err(Error::NotFound));
+        // An abandoned walk cancels nothing; one for another key starts afresh.
+        let now = c.scheme().now();
+        c.timeout(5, 6, 50).unwrap();
+        c.timeout(5, 6, 40).unwrap();
+        assert_eq!(c.untimeout_within(5, 6, &mut Work::new(1)), Ok(false));
+        c.abandon_untimeout();
+        assert_eq!(
+            c.untimeout_within(5, 8, &mut Work::new(1)),
+            Err(Error::NotFound)
+        );
+        assert_eq!(c.scheme().len(), 2);
+        assert_eq!(c.untimeout(5, 6), Ok(()));
+        let left: Vec<u64> = (0..50)
+            .flat_map(|_| step(&mut c))
+            .map(|f| f.deadline)
+            .collect();
+        assert_eq!(left, [now + 50]);
     }
 
     #[test]
