@@ -325,12 +325,23 @@ impl Instance {
         })
     }
 
+    /// `untimeout`: the walk of a long hash chain (duplicates, or keys sharing a bucket) goes
+    /// on over as many holds as it takes, and stops on a signal, cancelling nothing.
     fn ioctl_untimeout(&self, mut r: UserSliceReader) -> Result {
         let req: tw_untimeout = r.read()?;
-        self.core.hold(|st, work| {
-            work.spend(1);
-            st.untimeout(req.func, req.arg)
-        })
+        let _slow = self.core.slow()?;
+        loop {
+            if self
+                .core
+                .hold(|st, work| st.untimeout(req.func, req.arg, work))?
+            {
+                return Ok(());
+            }
+            if signalled() {
+                self.core.hold(|st, _| st.abandon_untimeout());
+                return Err(EINTR);
+            }
+        }
     }
 
     fn ioctl_reset(&self, mut r: UserSliceReader) -> Result {
@@ -430,6 +441,8 @@ impl Instance {
                     }
                 }
                 if placing.is_none() {
+                    // An untimeout cut short cancels nothing.
+                    self.core.hold(|st, _| st.abandon_untimeout());
                     for op in &mut ops[next..] {
                         op.result = EINTR.to_errno();
                     }
@@ -444,7 +457,10 @@ impl Instance {
                     placing = None;
                 }
                 while next < ops.len() && !work.is_spent() {
-                    st.run_op(&mut ops[next], work);
+                    if !st.run_op(&mut ops[next], work) {
+                        // An untimeout's walk: the same operation goes on in the next hold.
+                        return;
+                    }
                     next += 1;
                     if st.placing() {
                         placing = Some(next - 1);

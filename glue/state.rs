@@ -292,17 +292,29 @@ impl State {
         Ok(h)
     }
 
-    pub(crate) fn untimeout(&mut self, func: u64, arg: u64) -> Result {
+    /// `untimeout`, within `work`: `Ok(true)` once a callout is cancelled, `Ok(false)` if the
+    /// walk of its hash chain must go on in another hold (the same key resumes it).
+    pub(crate) fn untimeout(&mut self, func: u64, arg: u64, work: &mut Work) -> Result<bool> {
         // No user's key has function 0: the bench's own callout is not theirs to cancel.
         if func == 0 {
             return Err(ENOENT);
         }
-        self.callouts()
+        let done = self
+            .callouts()
             .map_err(|_| ENOENT)?
-            .untimeout(func, arg)
+            .untimeout_within(func, arg, work)
             .map_err(errno)?;
-        self.stats.stopped += 1;
-        Ok(())
+        if done {
+            self.stats.stopped += 1;
+        }
+        Ok(done)
+    }
+
+    /// Drops an `untimeout` cut short between holds: nothing is cancelled.
+    pub(crate) fn abandon_untimeout(&mut self) {
+        if let Ok(c) = self.callouts() {
+            c.abandon_untimeout();
+        }
     }
 
     /// `mod_timer`: the callout keeps its handle.
@@ -335,8 +347,9 @@ impl State {
         q.now = now;
     }
 
-    /// One operation of a batch; its result goes into the operation.
-    pub(crate) fn run_op(&mut self, op: &mut tw_op, work: &mut Work) {
+    /// One operation of a batch; its result goes into the operation. `false` while an
+    /// `untimeout` still walks its chain: run the same operation again in the next hold.
+    pub(crate) fn run_op(&mut self, op: &mut tw_op, work: &mut Work) -> bool {
         work.spend(1);
         let r = match op.op {
             TW_OP_SET => self
@@ -346,7 +359,10 @@ impl State {
             TW_OP_TIMEOUT => self
                 .timeout(op.a, op.b, op.c, 0, work)
                 .map(|h| op.handle = h.to_raw()),
-            TW_OP_UNTIMEOUT => self.untimeout(op.a, op.b),
+            TW_OP_UNTIMEOUT => match self.untimeout(op.a, op.b, work) {
+                Ok(false) => return false,
+                r => r.map(|_| ()),
+            },
             TW_OP_RESET => self
                 .unset(Handle::from_raw(op.handle))
                 .and_then(|()| self.set(op.a, 0, op.b, work))
@@ -358,6 +374,7 @@ impl State {
             Ok(()) => 0,
             Err(e) => e.to_errno(),
         };
+        true
     }
 
     /// Runs the clock towards tick `target` within `work`: the scheme's bookkeeping, then the
@@ -694,5 +711,32 @@ mod tests {
         };
         st.run_op(&mut zero, w);
         assert_eq!(zero.result, EINVAL.to_errno());
+    }
+
+    #[test]
+    fn a_batch_untimeout_walks_a_long_chain_over_holds() {
+        let mut st = state(6, 16);
+        for i in 1..=60 {
+            st.timeout(0xf00, 1, 200 - i, 0, &mut Work::unlimited())
+                .unwrap();
+        }
+        let mut op = tw_op {
+            op: TW_OP_UNTIMEOUT,
+            a: 0xf00,
+            b: 1,
+            ..tw_op::default()
+        };
+        let mut holds = 1;
+        while !st.run_op(&mut op, &mut Work::new(8)) {
+            holds += 1;
+        }
+        // A unit for the operation and one for each callout looked at, 8 a hold.
+        assert!(holds > 60 / 8);
+        assert_eq!(op.result, 0);
+        let s = st.snapshot();
+        assert_eq!((s.outstanding, s.stopped), (59, 1));
+        // The one due first, on tick 140, is gone.
+        run(&mut st, 140);
+        assert_eq!(st.snapshot().fired, 0);
     }
 }

@@ -11,8 +11,9 @@
  *              O_NONBLOCK beside a blocked reader
  *   poll       poll and epoll (level and edge) readiness (one variant per scheme)
  *   interrupt  a signal ends BATCH, BENCH and ADVANCE on a slow geometry promptly
- *   citizen    failed first calls leave an instance unconfigured; fdinfo; reset in place,
- *              ranges and queries (one variant per scheme)
+ *   citizen    failed first calls leave an instance unconfigured; untimeout of thousands of
+ *              duplicates in bounded holds; fdinfo; reset in place, ranges and queries (one
+ *              variant per scheme)
  *
  * Needs the module loaded; every test skips when /dev/timerwheel is missing. No bound below
  * depends on the machine's speed: the work is sized in entries (seconds under an emulator),
@@ -1181,6 +1182,47 @@ static long long fdinfo_value(int fd, const char *key)
 			v = strtoll(line + len + 1, NULL, 0);
 	fclose(f);
 	return v;
+}
+
+/*
+ * untimeout() of one of many callouts with the same (func, arg) walks their hash chain in holds
+ * of at most hold_work entries: thousands of duplicates take several holds, none longer than
+ * the bound, and the one cancelled is still the one due first.
+ */
+TEST_F_TIMEOUT(instance, untimeout_walks_duplicates_in_bounded_holds, 120)
+{
+	enum { N = 4000 };
+	struct tw_timeout t = { .func = 0xf00, .arg = 1 };
+	struct tw_untimeout u = { .func = 0xf00, .arg = 1 };
+	struct tw_stats before, after;
+	__u64 first = 0, second = 0, hold_work;
+	int i;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, configure_manual(self->fd, variant->scheme, variant->slots, N + 16));
+	/* The newest due first: each start is O(1) on the sorted lists of schemes 2 and 5. */
+	for (i = 0; i < N; i++) {
+		t.ticks = N + 50 - i;
+		ASSERT_EQ(0, ioctl(self->fd, TW_IOC_TIMEOUT, &t)) TH_LOG("timeout %d: %s", i,
+								     strerror(errno));
+		second = first;
+		first = t.handle;
+	}
+	hold_work = hold_work_of(self->fd);
+	ASSERT_EQ(0, get_stats(self->fd, &before));
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_UNTIMEOUT, &u)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, get_stats(self->fd, &after));
+	TH_LOG("%d duplicates: untimeout took %llu holds, the longest %llu entries (limit %llu)",
+	       N, after.holds - before.holds, after.max_hold_work, hold_work);
+	EXPECT_LE(N / hold_work, after.holds - before.holds);
+	EXPECT_GE(hold_work, after.max_hold_work);
+	EXPECT_EQ(-1, unset_callout(self->fd, first));
+	EXPECT_EQ(ENOENT, errno);
+	EXPECT_EQ(N - 1, after.outstanding);
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_UNTIMEOUT, &u));
+	EXPECT_EQ(-1, unset_callout(self->fd, second));
+	EXPECT_EQ(ENOENT, errno);
 }
 
 TEST_F(instance, fdinfo_shows_the_statistics)

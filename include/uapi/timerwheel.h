@@ -194,8 +194,11 @@ struct tw_timeout {
 /*
  * TW_IOC_UNTIMEOUT: untimeout(func, arg), found through a hash table on (func, arg). With
  * several callouts of the same (func, arg), the one due first is cancelled (as BSD's walk of its
- * sorted list did); among those due on the same tick, the one set first.
+ * sorted list did); among those due on the same tick, the one set first. The walk of a long
+ * hash chain (many duplicates) goes on over several holds of the instance's lock, each of at
+ * most hold_work entries; callouts set meanwhile are not looked at.
  * Errors: ENOENT  no outstanding callout has this (func, arg)
+ *         EINTR   a signal came during a long walk: nothing was cancelled
  */
 struct tw_untimeout {
 	__u64 func;
