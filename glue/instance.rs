@@ -231,12 +231,14 @@ impl Instance {
     }
 
     /// Arms the real clock's hrtimer for the next tick with work, if it is not armed early
-    /// enough (see `clock.rs`).
+    /// enough (see `clock.rs`), and cancels it once nothing is left to wake for (the last
+    /// callout cancelled). A timer armed earlier than the next work stays: it wakes once,
+    /// and its callback arms the next.
     pub(crate) fn arm(&self) {
         {
             let st = self.core.state.lock();
             match (st.next_arm(), st.armed) {
-                (None, _) => return,
+                (None, None) => return,
                 (Some(t), Some(a)) if !after(a, t) => return,
                 _ => {}
             }
@@ -322,7 +324,9 @@ impl Instance {
         self.core.hold(|st, work| {
             work.spend(1);
             st.unset(h)
-        })
+        })?;
+        self.arm();
+        Ok(())
     }
 
     /// `untimeout`: the walk of a long hash chain (duplicates, or keys sharing a bucket) goes
@@ -335,6 +339,7 @@ impl Instance {
                 .core
                 .hold(|st, work| st.untimeout(req.func, req.arg, work))?
             {
+                self.arm();
                 return Ok(());
             }
             if signalled() {
