@@ -50,9 +50,10 @@
 //! the search takes a group whose bound is still ahead of the clock whole, for one unit: a
 //! wheel of 4,096 slots is 64 groups, and 1,000 timers 10 s away cost no wakeup before the
 //! first is due. A group bound the clock has reached (its timer fired or was stopped) is stale:
-//! the search looks at that group's busy slots one by one, and the tick that reaches it makes
-//! it exact again from its slots' bounds (at most 64 of them), at most once every 64 ticks, so
-//! that a busy clock pays about one slot a tick for it. The search is bounded by its budget
+//! the search looks at that group's busy slots one by one. The bounds are made exact again from
+//! the slots' (at most 64 a group) as the clock leaves a group, whose timers are then all about
+//! a turn away, and on a tick that reaches its own group's bound, at most once every 64 ticks:
+//! a busy clock pays about two slots a tick for them. The search is bounded by its budget
 //! ([`super::NEXT_WORK_SLOTS`] for [`Scheme::next_work`]): past it, the answer is the tick of
 //! the next slot not accounted for, still a lower bound.
 //!
@@ -86,8 +87,10 @@ pub struct HashedUnsorted<S: Storage> {
     low: S::Buf<u64>,
     /// A lower bound of the deadlines on each group of 64 slots, while it is after now.
     glow: S::Buf<u64>,
-    /// The tick on which a stale group bound was last made exact.
+    /// The tick on which the clock's own group bound was last made exact.
     refreshed: u64,
+    /// The group of the clock's slot after the last complete tick.
+    cursor_group: usize,
     /// `M - 1`.
     mask: u64,
     /// The next entry the current tick's walk compares, or [`NIL`].
@@ -115,6 +118,7 @@ impl<S: Storage> HashedUnsorted<S> {
             low: S::alloc(m as usize, |_| 0)?,
             glow: S::alloc(u64::from(m).div_ceil(GROUP) as usize, |_| 0)?,
             refreshed: config.start.wrapping_sub(GROUP),
+            cursor_group: Self::group_of((config.start & (u64::from(m) - 1)) as u32),
             mask: u64::from(m) - 1,
             walk: NIL,
             walk_min: never,
@@ -241,25 +245,30 @@ impl<S: Storage> HashedUnsorted<S> {
         true
     }
 
-    /// At the end of tick `now`: makes its group's bound exact again from the bounds of the
-    /// group's busy slots, if the clock has reached it, no group was refreshed in the last
-    /// [`GROUP`] ticks, and `work` has a unit left for each busy slot (at most 64). Else the
-    /// bound stays stale, which costs the search more slots but is never wrong.
-    #[inline(always)]
+    /// At the end of tick `now`, makes stale group bounds exact again from the bounds of their
+    /// busy slots (one unit each, at most 64 a group, in one step, and only if `work` has them
+    /// left; a bound left stale costs the search more slots but is never wrong): the group the
+    /// clock has just left, whose slots all hold timers about a turn away, so that its bound
+    /// stays good until the clock comes round again; and the clock's own group, if the clock
+    /// has reached its bound and no group was made exact in the last [`GROUP`] ticks.
     fn refresh(&mut self, now: u64, work: &mut Work) {
-        if now.wrapping_sub(self.refreshed) >= GROUP {
-            self.refresh_group(now, work);
+        let g = Self::group_of(self.slot_of(now));
+        if g != self.cursor_group {
+            let left = core::mem::replace(&mut self.cursor_group, g);
+            self.refresh_group(left, work);
+        }
+        if now.wrapping_sub(self.refreshed) >= GROUP && self.refresh_group(g, work) {
+            self.refreshed = now;
         }
     }
 
-    /// [`Self::refresh`] past its throttle.
-    fn refresh_group(&mut self, now: u64, work: &mut Work) {
-        let g = Self::group_of(self.slot_of(now));
+    /// Makes the bound of group `g` exact, if it is busy and stale and `work` has a unit left
+    /// for each busy slot; whether it did.
+    fn refresh_group(&mut self, g: usize, work: &mut Work) -> bool {
         let mut word = self.slots.word(g);
         if word == 0 || self.ahead(self.glow[g]) || word.count_ones() as usize > work.left() {
-            return;
+            return false;
         }
-        self.refreshed = now;
         let mut glow = self.arena.never();
         while word != 0 {
             let slot = g as u64 * GROUP + u64::from(word.trailing_zeros());
@@ -269,6 +278,7 @@ impl<S: Storage> HashedUnsorted<S> {
             glow = self.arena.sooner(glow, self.low[slot as usize]);
         }
         self.glow[g] = glow;
+        true
     }
 
     fn next_busy(&self, work: &mut Work) -> Option<u64> {
