@@ -126,7 +126,10 @@ pub struct Arena<S: Storage> {
     len: usize,
     queued: usize,
     ticking: bool,
-    tick_queued: usize,
+    /// A `u32` (capacity is at most [`MAX_CAPACITY`]) so that its update beside `queued` is
+    /// not made one 16-byte load and store: that load waits for the two 8-byte stores before
+    /// it (no store forwarding).
+    tick_queued: u32,
 }
 
 impl<S: Storage> Arena<S> {
@@ -180,7 +183,7 @@ impl<S: Storage> Arena<S> {
 
     /// Entries queued since the current tick was entered.
     pub fn tick_queued(&self) -> usize {
-        self.tick_queued
+        self.tick_queued as usize
     }
 
     /// Validates a range of intervals, `earliest..=latest`, and returns it as absolute ticks.
@@ -309,7 +312,11 @@ impl<S: Storage> Arena<S> {
         self.entries.len() * core::mem::size_of::<Entry>()
     }
 
-    /// Takes a free entry for a timer `(id, deadline)`, not yet on any scheme list.
+    /// Takes a free entry for a timer `(id, deadline)`, not yet on any scheme list. It keeps
+    /// its [`FREE`] tag until the scheme files it, which sets the tag (linking it, queuing it,
+    /// or [`Arena::retag`] for a scheme that keeps it on no list), before anything looks at it:
+    /// a tag written here would be written again at once, and the narrow store a constant tag
+    /// compiles to stalls the wide load of the write that follows (no store forwarding).
     #[inline]
     pub fn alloc(&mut self, id: u64, deadline: u64) -> Result<u32, Error> {
         let idx = self.free;
@@ -322,8 +329,6 @@ impl<S: Storage> Arena<S> {
         e.deadline = deadline;
         e.prev = NIL;
         e.next = NIL;
-        // Not free, not queued: the scheme links it and sets its tag next.
-        e.set_list(0);
         self.len += 1;
         Ok(idx)
     }
@@ -448,7 +453,7 @@ impl<S: Storage> Arena<S> {
             return 0;
         }
         self.queued += n;
-        self.tick_queued += n;
+        self.tick_queued += n as u32;
         if at == NIL && self.due.head == NIL {
             // The whole list becomes the due queue.
             self.due = *list;
@@ -589,12 +594,16 @@ mod tests {
     fn handles_go_stale_when_freed() {
         let mut a = arena(2);
         let i = a.alloc(7, 3).unwrap();
+        // Allocated, not yet filed: no handle names it.
+        assert_eq!(a.resolve(a.handle(i)), Err(Error::Stale));
+        a.retag(i, 0);
         let h = a.handle(i);
         assert_eq!(a.resolve(h), Ok(i));
         assert_eq!(a.release(i), 7);
         assert_eq!(a.resolve(h), Err(Error::Stale));
         // The entry is reused with a new generation: the old handle stays stale.
         let j = a.alloc(8, 4).unwrap();
+        a.retag(j, 0);
         assert_eq!(j, i);
         assert_eq!(a.resolve(h), Err(Error::Stale));
         assert_eq!(a.resolve(a.handle(j)), Ok(j));

@@ -29,6 +29,9 @@
 use super::arena::Arena;
 use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
 
+/// `Entry::list` of an entry in the heap.
+const HEAPED: u32 = 0;
+
 /// The parent of heap position `pos` (which must not be the root).
 fn parent(pos: usize) -> usize {
     (pos - 1) / 2
@@ -162,6 +165,8 @@ impl<S: Storage> Heap<S> {
     }
 
     fn file(&mut self, idx: u32, work: &mut Work) {
+        // On no list: in the heap.
+        self.arena.retag(idx, HEAPED);
         self.counted(work, |h| h.push(idx));
     }
 
