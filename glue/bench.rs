@@ -84,6 +84,8 @@ impl Instance {
         let legacy = b.kind == TW_BENCH_TIMEOUT;
         let mut handle: Option<Handle> = None;
         let mut placing = false;
+        // The tick of the timeout that follows an untimeout still walking its chain.
+        let mut rearm: Option<u64> = None;
         let mut elapsed = 0;
         let mut max_hold = 0;
         let mut left = b.iterations;
@@ -91,7 +93,7 @@ impl Instance {
         // Until the bench's callout is armed and placed, holds are setup, not timed: the
         // holds that arm and place it do nothing else.
         let mut setup = true;
-        while result.is_ok() && (left > 0 || placing || handle.is_none()) {
+        while result.is_ok() && (left > 0 || placing || handle.is_none() || rearm.is_some()) {
             if signalled() {
                 result = Err(EINTR);
                 break;
@@ -106,6 +108,25 @@ impl Instance {
                     placing = false;
                     if setup {
                         armed = true;
+                        return Ok(());
+                    }
+                }
+                if let Some(t) = rearm {
+                    if !c
+                        .untimeout_within(BENCH_FUNC, BENCH_ARG, work)
+                        .map_err(errno)?
+                    {
+                        return Ok(());
+                    }
+                    rearm = None;
+                    handle = None;
+                    handle = Some(
+                        c.timeout_range(BENCH_FUNC, BENCH_ARG, t, t, work)
+                            .map_err(errno)?,
+                    );
+                    left -= 1;
+                    if c.placing() {
+                        placing = true;
                         return Ok(());
                     }
                 }
@@ -129,9 +150,17 @@ impl Instance {
                     match b.kind {
                         TW_BENCH_MOD => c.reset(h, t, t, work).map_err(errno)?,
                         TW_BENCH_TIMEOUT => {
+                            // Other keys sharing the bench key's bucket make the walk long:
+                            // it goes on in the next holds, the timeout after it.
+                            if !c
+                                .untimeout_within(BENCH_FUNC, BENCH_ARG, work)
+                                .map_err(errno)?
+                            {
+                                rearm = Some(t);
+                                return Ok(());
+                            }
                             // Cancelled first: the bench's callout is gone if the start fails.
                             handle = None;
-                            c.untimeout(BENCH_FUNC, BENCH_ARG).map_err(errno)?;
                             handle = Some(
                                 c.timeout_range(BENCH_FUNC, BENCH_ARG, t, t, work)
                                     .map_err(errno)?,
@@ -159,14 +188,16 @@ impl Instance {
             setup = setup && !armed;
             result = r;
         }
-        // The bench's callout goes, placed or placing, whatever happened above.
-        if let Some(h) = handle {
-            self.core.hold(|st, _| {
-                if let Ok(c) = st.callouts() {
+        // The bench's callout goes, placed or placing, whatever happened above, and so does a
+        // walk of its untimeout cut short.
+        self.core.hold(|st, _| {
+            if let Ok(c) = st.callouts() {
+                c.abandon_untimeout();
+                if let Some(h) = handle {
                     let _ = c.unsetcallout(h);
                 }
-            });
-        }
+            }
+        });
         result.map(|()| (elapsed, max_hold))
     }
 
