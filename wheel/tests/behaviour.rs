@@ -755,3 +755,94 @@ fn dense_ticks_are_cut_into_holds_of_256() {
         }
     }
 }
+
+/// A reschedule cut short while it walks a sorted list (schemes 2 and 5) can be undone: the
+/// timer goes back where it was with its old deadline, and fires there; every other timer, and
+/// everything started, stopped or fired while it walked, is unaffected. The other schemes have
+/// nothing to undo.
+#[test]
+fn a_reschedule_still_placing_can_be_put_back() {
+    // Per scheme: reschedules left placing, and how many of them were put back.
+    let mut put_back: HashMap<u32, (usize, usize)> = HashMap::new();
+    for seed in 0..40 {
+        for (kind, mut s) in backends(512, 1000) {
+            let mut rng = Rng::new(seed);
+            // id -> (handle, deadline) of every outstanding timer.
+            let mut live: HashMap<u64, (Handle, u64)> = HashMap::new();
+            for id in 0..300 {
+                let d = rng.within(200, 2000);
+                let h = s.start(d, id).unwrap();
+                live.insert(id, (h, s.now() + d));
+            }
+            let (h, old) = live[&7];
+            let moved = s.reschedule(h, 3000, 3000, &mut Work::new(2));
+            assert_eq!(moved, Ok(()), "{kind:?}");
+            let new = s.now() + 3000;
+            if !s.placing() {
+                assert!(!s.abandon_placement(), "{kind:?}: nothing placing");
+                continue;
+            }
+            // Meanwhile: stops (its old neighbours among them), starts, and ticks.
+            let mut next_id = 1000;
+            for _ in 0..rng.within(0, 40) {
+                match rng.within(0, 3) {
+                    0 => {
+                        let victim = rng.within(0, 300);
+                        if victim != 7 {
+                            if let Some((vh, _)) = live.remove(&victim) {
+                                s.stop(vh).unwrap();
+                            }
+                        }
+                    }
+                    1 => {
+                        let d = rng.within(150, 2000);
+                        assert_eq!(s.start(d, next_id), Err(Error::Busy), "{kind:?}");
+                        next_id += 1;
+                    }
+                    _ => {
+                        for (id, at) in step(&mut s) {
+                            let (_, want) = live.remove(&id).expect("a live timer");
+                            assert_eq!(at, want, "{kind:?}: timer {id}");
+                        }
+                    }
+                }
+            }
+            // Now and then its old deadline comes while it walks: nothing to go back to.
+            let passed = seed % 4 == 0;
+            while passed && s.now() != old {
+                for (id, at) in step(&mut s) {
+                    let (_, want) = live.remove(&id).expect("a live timer");
+                    assert_eq!(at, want, "{kind:?}: timer {id}");
+                }
+            }
+            let back = s.abandon_placement();
+            assert!(!(back && passed), "{kind:?}: put back after its deadline");
+            let count = put_back.entry(kind as u32).or_default();
+            *count = (count.0 + 1, count.1 + usize::from(back));
+            let want = if back { old } else { new };
+            if !back {
+                // Its place taken meanwhile: the reschedule is finished instead.
+                assert!(s.place(&mut Work::unlimited()), "{kind:?}");
+            }
+            assert!(!s.placing(), "{kind:?}");
+            assert_eq!(s.deadline(h), Some(want), "{kind:?}, put back: {back}");
+            live.insert(7, (h, want));
+            while !live.is_empty() {
+                for (id, at) in step(&mut s) {
+                    let (_, d) = live.remove(&id).expect("a live timer");
+                    assert_eq!(at, d, "{kind:?}: timer {id}, put back: {back}");
+                }
+            }
+            assert!(s.is_empty(), "{kind:?}");
+        }
+    }
+    // Nothing starts while a timer is placing, so its old place stays free: put back unless
+    // its old deadline came.
+    for kind in [SchemeKind::OrderedList, SchemeKind::HashedSorted] {
+        let (placing, back) = put_back[&(kind as u32)];
+        assert!(
+            placing > 0 && back > 0 && back < placing,
+            "{kind:?}: {back} of {placing}"
+        );
+    }
+}

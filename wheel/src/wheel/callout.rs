@@ -391,6 +391,11 @@ impl<S: Storage> Callouts<S> {
         self.scheme.place(work)
     }
 
+    /// Undoes the reset whose placement is in progress, if it can: [`Scheme::abandon_placement`].
+    pub fn abandon_placement(&mut self) -> bool {
+        self.scheme.abandon_placement()
+    }
+
     /// Takes the oldest due callout, if any. The caller runs it (and may arm or cancel
     /// callouts before the next pop).
     pub fn pop_expired(&mut self) -> Option<Fired> {

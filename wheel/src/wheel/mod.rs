@@ -719,6 +719,15 @@ pub trait Scheme {
         true
     }
 
+    /// Undoes the reschedule whose placement is in progress, in O(1): the timer goes back
+    /// where it was, with the deadline it had, as if never rescheduled (for a caller cut short
+    /// by a signal). `false`, changing nothing, if nothing is placing, if the placing timer
+    /// is a start (stop it instead), if its old deadline has come meanwhile, or if timers
+    /// started since now stand between its old neighbours (finish the placement then).
+    fn abandon_placement(&mut self) -> bool {
+        false
+    }
+
     /// `mod_timer`: moves the outstanding timer `handle` (pending, or queued and not yet
     /// popped, which leaves the due queue) to be due on a tick in `[now + earliest, now +
     /// latest]` chosen as [`Scheme::start_range`] chooses, keeping its handle and id. A
@@ -851,6 +860,9 @@ impl<S: Storage> Scheme for AnyScheme<S> {
     }
     fn place(&mut self, work: &mut Work) -> bool {
         dispatch!(self, s => s.place(work))
+    }
+    fn abandon_placement(&mut self) -> bool {
+        dispatch!(self, s => s.abandon_placement())
     }
     #[inline(always)]
     fn reschedule(

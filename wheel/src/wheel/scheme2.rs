@@ -31,7 +31,7 @@
 //! BSD's `timeout()`.
 
 use super::arena::{Arena, List, NIL};
-use super::sorted::Placing;
+use super::sorted::{Back, Placing};
 use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
 
 /// `Entry::list` of an entry on the ordered list.
@@ -51,6 +51,9 @@ pub struct OrderedList<S: Storage> {
     delta: S::Buf<u64>,
     /// The timer whose place a bounded walk of `list` is looking for.
     placing: Placing,
+    /// Where the entry [`Self::retime`] could not keep in place stood, for the placement that
+    /// follows.
+    moving: Option<(u32, Back)>,
 }
 
 impl<S: Storage> OrderedList<S> {
@@ -63,6 +66,7 @@ impl<S: Storage> OrderedList<S> {
             list: List::EMPTY,
             delta,
             placing: Placing::NONE,
+            moving: None,
         })
     }
 
@@ -80,8 +84,38 @@ impl<S: Storage> OrderedList<S> {
     }
 
     fn file(&mut self, idx: u32, work: &mut Work) {
-        self.placing.begin(&mut self.arena, idx, self.list.head);
+        let back = self
+            .moving
+            .take()
+            .filter(|(i, _)| *i == idx)
+            .map(|(_, b)| b);
+        self.placing
+            .begin(&mut self.arena, idx, self.list.head, back);
         self.walk(work);
+    }
+
+    /// Puts a rescheduled timer still placing back where it was, with the deadline it had, if
+    /// that deadline is still ahead and its place is still between the same neighbours in
+    /// order (a timer started there since is left to the walk); whether it did.
+    fn put_back(&mut self) -> bool {
+        let Some((idx, back)) = self.placing.back() else {
+            return false;
+        };
+        let left = self.arena.remaining(back.deadline);
+        let at = match back.after {
+            NIL => self.list.head,
+            after => self.arena.next(after),
+        };
+        let fits = left != 0
+            && left < super::MAX_INTERVAL
+            && (back.after == NIL || self.remaining(back.after) <= left)
+            && (at == NIL || left <= self.remaining(at));
+        if fits {
+            self.placing.end();
+            self.arena.entry_mut(idx).deadline = back.deadline;
+            self.insert_before(at, idx);
+        }
+        fits
     }
 
     /// Continues the walk of the placing timer; `true` once it is placed.
@@ -136,6 +170,16 @@ impl<S: Storage> OrderedList<S> {
             self.unlink(idx);
             self.arena.entry_mut(idx).deadline = deadline;
             self.insert_before(next, idx);
+        } else {
+            // The entry is unlinked and placed afresh next: its way back.
+            let old = self.arena.entry(idx).deadline;
+            self.moving = Some((
+                idx,
+                Back {
+                    deadline: old,
+                    after: prev,
+                },
+            ));
         }
         fits
     }
@@ -188,6 +232,10 @@ impl<S: Storage> Scheme for OrderedList<S> {
 
     fn place(&mut self, work: &mut Work) -> bool {
         self.walk(work)
+    }
+
+    fn abandon_placement(&mut self) -> bool {
+        self.put_back()
     }
 
     fn next_work(&self) -> Option<u64> {

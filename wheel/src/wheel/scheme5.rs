@@ -44,7 +44,7 @@
 
 use super::arena::{Arena, NIL};
 use super::slots::Slots;
-use super::sorted::Placing;
+use super::sorted::{Back, Placing};
 use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
 
 /// `Entry::list` of an entry on a slot (which slot, its deadline says).
@@ -65,6 +65,9 @@ pub struct HashedSorted<S: Storage> {
     mask: u64,
     /// The timer whose place a bounded walk of its slot is looking for.
     placing: Placing,
+    /// Where the entry [`Self::retime`] could not keep in place stood, for the placement that
+    /// follows.
+    moving: Option<(u32, Back)>,
 }
 
 impl<S: Storage> HashedSorted<S> {
@@ -82,6 +85,7 @@ impl<S: Storage> HashedSorted<S> {
             slots: Slots::new(m)?,
             mask: u64::from(m) - 1,
             placing: Placing::NONE,
+            moving: None,
         })
     }
 
@@ -106,8 +110,40 @@ impl<S: Storage> HashedSorted<S> {
     fn file(&mut self, idx: u32, work: &mut Work) {
         let slot = self.slot_of(self.arena.entry(idx).deadline);
         let head = self.slots.list(slot).head;
-        self.placing.begin(&mut self.arena, idx, head);
+        let back = self
+            .moving
+            .take()
+            .filter(|(i, _)| *i == idx)
+            .map(|(_, b)| b);
+        self.placing.begin(&mut self.arena, idx, head, back);
         self.walk(work);
+    }
+
+    /// Puts a rescheduled timer still placing back where it was on its old slot, with the
+    /// deadline it had, if that deadline is still ahead and its place is still between the
+    /// same neighbours in order (a timer started there since is left to the walk); whether it
+    /// did.
+    fn put_back(&mut self) -> bool {
+        let Some((idx, back)) = self.placing.back() else {
+            return false;
+        };
+        let slot = self.slot_of(back.deadline);
+        let left = self.arena.remaining(back.deadline);
+        let at = match back.after {
+            NIL => self.slots.list(slot).head,
+            after => self.arena.next(after),
+        };
+        let fits = left != 0
+            && left < super::MAX_INTERVAL
+            && (back.after == NIL || self.remaining(back.after) <= left)
+            && (at == NIL || left <= self.remaining(at));
+        if fits {
+            self.placing.end();
+            self.arena.entry_mut(idx).deadline = back.deadline;
+            self.slots
+                .insert_before(&mut self.arena, slot, SLOTTED, at, idx);
+        }
+        fits
     }
 
     /// Continues the walk of the placing timer; `true` once it is placed.
@@ -139,6 +175,15 @@ impl<S: Storage> HashedSorted<S> {
             && (next == NIL || left < self.remaining(next));
         if fits {
             self.arena.entry_mut(idx).deadline = deadline;
+        } else {
+            // The entry is unlinked and placed afresh next: its way back.
+            self.moving = Some((
+                idx,
+                Back {
+                    deadline: old,
+                    after: prev,
+                },
+            ));
         }
         fits
     }
@@ -227,6 +272,10 @@ impl<S: Storage> Scheme for HashedSorted<S> {
 
     fn place(&mut self, work: &mut Work) -> bool {
         self.walk(work)
+    }
+
+    fn abandon_placement(&mut self) -> bool {
+        self.put_back()
     }
 
     fn next_work(&self) -> Option<u64> {

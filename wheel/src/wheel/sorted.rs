@@ -4,28 +4,59 @@
 //! stops when its work budget is spent and leaves its timer *placing*; the walk resumes where
 //! it stopped ([`Arena::walk_sorted`]), and whatever leaves the list meanwhile moves the cursor
 //! on. Each scheme says only which list is walked and how a placed timer is linked.
+//!
+//! A reschedule that walks keeps its way back: the deadline it had and the entry it followed,
+//! kept on that entry's predecessor as entries leave. [`Placing::back`] hands them back, so
+//! that a caller cut short (a signal) can put the timer back where it was, unchanged.
 
-use super::arena::Arena;
+use super::arena::{Arena, NIL};
 use super::{Storage, Work};
 
 /// The timer looking for its place, if any: its entry (tagged `PLACING`, on no list) and the
-/// first entry of the list not yet compared with it (or `NIL`).
+/// first entry of the list not yet compared with it (or `NIL`); for a reschedule, its way back.
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Placing(Option<(u32, u32)>);
+pub(super) struct Placing(Option<(u32, u32)>, Option<Back>);
+
+/// Where a rescheduled timer was: the deadline it had, and the entry it came after on its list
+/// then (or `NIL`: it was first), or that entry's predecessor once it left.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Back {
+    pub(super) deadline: u64,
+    pub(super) after: u32,
+}
 
 impl Placing {
     /// Nothing placing.
-    pub(super) const NONE: Placing = Placing(None);
+    pub(super) const NONE: Placing = Placing(None, None);
 
     /// Whether a timer is placing.
     pub(super) fn is_some(&self) -> bool {
         self.0.is_some()
     }
 
-    /// Starts placing entry `idx`, on no list, from entry `at` (its list's head) on.
-    pub(super) fn begin<S: Storage>(&mut self, arena: &mut Arena<S>, idx: u32, at: u32) {
+    /// Starts placing entry `idx`, on no list, from entry `at` (its list's head) on; `back`
+    /// for a reschedule, where it was.
+    pub(super) fn begin<S: Storage>(
+        &mut self,
+        arena: &mut Arena<S>,
+        idx: u32,
+        at: u32,
+        back: Option<Back>,
+    ) {
         arena.set_placing(idx);
         self.0 = Some((idx, at));
+        self.1 = back;
+    }
+
+    /// The placing timer and its way back, if it is a reschedule.
+    pub(super) fn back(&self) -> Option<(u32, Back)> {
+        Some((self.0?.0, self.1?))
+    }
+
+    /// Ends the placement without placing the timer: the scheme puts it back (see
+    /// [`Placing::back`]).
+    pub(super) fn end(&mut self) {
+        *self = Placing::NONE;
     }
 
     /// Continues the walk within `work`. Once the place is found the placement ends, and the
@@ -39,7 +70,7 @@ impl Placing {
         let (idx, at) = self.0?;
         match arena.walk_sorted(idx, at, work) {
             Ok(before) => {
-                self.0 = None;
+                *self = Placing::NONE;
                 Some((idx, before))
             }
             Err(at) => {
@@ -54,21 +85,33 @@ impl Placing {
     pub(super) fn forget<S: Storage>(&mut self, arena: &Arena<S>, idx: u32) -> bool {
         match &mut self.0 {
             Some((placing, _)) if *placing == idx => {
-                self.0 = None;
+                *self = Placing::NONE;
                 true
             }
             _ => {
-                self.step_past(idx, arena.next(idx));
+                self.leave(idx, arena.next(idx), arena.prev(idx));
                 false
             }
         }
     }
 
-    /// Entry `idx`, followed by `next`, is leaving the list walked: a cursor on it moves on.
+    /// Entry `idx`, followed by `next`, is leaving its list from the front: a cursor on it
+    /// moves on, and a way back after it now starts at the list's head.
     pub(super) fn step_past(&mut self, idx: u32, next: u32) {
+        self.leave(idx, next, NIL);
+    }
+
+    /// Entry `idx`, between `prev` and `next`, is leaving its list: a cursor on it moves on
+    /// to `next`, a way back after it to `prev`.
+    fn leave(&mut self, idx: u32, next: u32, prev: u32) {
         if let Some((_, at)) = &mut self.0 {
             if *at == idx {
                 *at = next;
+            }
+        }
+        if let Some(back) = &mut self.1 {
+            if back.after == idx {
+                back.after = prev;
             }
         }
     }
@@ -80,7 +123,7 @@ impl Placing {
         if arena.entry(idx).deadline != arena.now() {
             return None;
         }
-        self.0 = None;
+        *self = Placing::NONE;
         Some(idx)
     }
 
