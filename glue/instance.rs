@@ -260,11 +260,12 @@ impl Instance {
 
     /// Runs a start or reschedule `op` (which returns the handle it placed), finishing a
     /// placement that walks across holds (schemes 2 and 5) with the lock released in between;
-    /// then arms the clock for it. A signal during the walk cancels a start (EINTR); a
-    /// reschedule is finished regardless, since its old place is gone.
+    /// then arms the clock for it. A signal during the walk cancels a start (EINTR); it undoes
+    /// a reschedule (EINTR, the callout back where it was, as it was), unless the callout's
+    /// old deadline has come meanwhile: the reschedule is then finished.
     fn start_op(
         &self,
-        cancel_on_signal: bool,
+        is_start: bool,
         op: impl FnOnce(&mut State, &mut Work) -> Result<Handle>,
     ) -> Result<Handle> {
         let _slow = self.core.slow()?;
@@ -273,10 +274,18 @@ impl Instance {
             (r, st.placing())
         });
         let h = h?;
+        let mut undo = true;
         while placing {
-            if cancel_on_signal && signalled() {
-                self.core.hold(|st, _| st.cancel_new(h));
-                return Err(EINTR);
+            if undo && signalled() {
+                match is_start {
+                    true => {
+                        self.core.hold(|st, _| st.cancel_new(h));
+                        return Err(EINTR);
+                    }
+                    false if self.core.hold(|st, _| st.abandon_reset()) => return Err(EINTR),
+                    // Its old deadline has come: the reset goes on to its end.
+                    false => undo = false,
+                }
             }
             placing = !self.core.hold(|st, work| st.place(work));
         }
@@ -437,10 +446,14 @@ impl Instance {
         while next < ops.len() || placing.is_some() {
             if signalled() {
                 if let Some(i) = placing {
-                    // A start cut short leaves nothing; a reschedule is finished below.
+                    // A start cut short leaves nothing; a reschedule goes back where it was
+                    // (or, its old deadline come, is finished below).
                     if matches!(ops[i].op, TW_OP_SET | TW_OP_TIMEOUT | TW_OP_RESET) {
                         let h = Handle::from_raw(ops[i].handle);
                         self.core.hold(|st, _| st.cancel_new(h));
+                        ops[i].result = EINTR.to_errno();
+                        placing = None;
+                    } else if self.core.hold(|st, _| st.abandon_reset()) {
                         ops[i].result = EINTR.to_errno();
                         placing = None;
                     }

@@ -201,6 +201,14 @@ impl State {
         }
     }
 
+    /// Undoes the reset whose placement is in progress, the callout back where it was with its
+    /// old deadline, if it can (see `Scheme::abandon_placement`); `true` if it did.
+    pub(crate) fn abandon_reset(&mut self) -> bool {
+        self.configured
+            .as_mut()
+            .is_some_and(|c| c.callouts.abandon_placement())
+    }
+
     /// Brings a real clock's scheme up to the tick the real clock has reached, within `work`
     /// (idle ticks cost nothing), and returns how many ticks it is still behind (under
     /// overload), so that an interval counts from the real tick: a tickless clock stands still

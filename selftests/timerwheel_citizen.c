@@ -10,7 +10,8 @@
  *   readers    several readers of one file, a reader blocked across close and signals,
  *              O_NONBLOCK beside a blocked reader
  *   poll       poll and epoll (level and edge) readiness (one variant per scheme)
- *   interrupt  a signal ends BATCH, BENCH and ADVANCE on a slow geometry promptly
+ *   interrupt  a signal ends BATCH, BENCH and ADVANCE on a slow geometry promptly, and
+ *              undoes a RESET
  *   citizen    failed first calls leave an instance unconfigured; untimeout of thousands of
  *              duplicates in bounded holds; fdinfo; reset in place, ranges and queries (one
  *              variant per scheme)
@@ -1457,6 +1458,49 @@ TEST_F(instance, ranges_fire_within_them_and_query_reports_the_deadline)
 	/* A handle never issued. */
 	ASSERT_EQ(0, query(self->fd, 0xdeadbeefdeadbeefULL, &q));
 	EXPECT_EQ(0, q.pending);
+}
+
+/*
+ * A reset cut short by a signal while it walks a sorted list (to later than all SLOW_N) undoes
+ * itself: EINTR, and the callout is where it was, with its deadline, and fires there; the next
+ * reset works.
+ */
+TEST_F_TIMEOUT(slow_start, a_signal_undoes_a_reset, 300)
+{
+	/* One walk of SLOW_N entries takes about a millisecond here: a signal every 100 us. */
+	struct itimerval often = { .it_value = { .tv_usec = 100 }, .it_interval = { .tv_usec = 100 } };
+	struct itimerval off = { 0 };
+	struct sigaction sa = { .sa_handler = note_signal }; /* no SA_RESTART */
+	struct tw_reset r = { .ticks = SLOW_FAR + 1 };
+	struct tw_fired rec[2];
+	struct tw_query q;
+	__u64 h;
+	int ret, err;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, set_callout(self->fd, 5, 77, &h)); /* due first: at the head */
+	r.handle = h;
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &often, NULL));
+	ret = ioctl(self->fd, TW_IOC_RESET, &r);
+	err = errno;
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &off, NULL));
+	if (ret == 0)
+		SKIP(return, "the reset ended before a signal came: not slow enough");
+	ASSERT_EQ(-1, ret);
+	EXPECT_EQ(EINTR, err) TH_LOG("%s", strerror(err));
+	ASSERT_EQ(0, query(self->fd, h, &q));
+	EXPECT_EQ(1, q.pending);
+	EXPECT_EQ(5, q.deadline - q.now) TH_LOG("deadline %llu, now %llu", q.deadline, q.now);
+	ASSERT_EQ(0, advance(self->fd, 5));
+	ASSERT_EQ(1, drain(self->fd, rec, 2));
+	EXPECT_EQ(77, rec[0].cookie);
+	EXPECT_EQ(q.deadline, rec[0].deadline);
+	/* Nothing is left placing: a reset of another callout goes through. */
+	ASSERT_EQ(0, set_callout(self->fd, 5, 78, &h));
+	r = (struct tw_reset){ .handle = h, .ticks = 9 };
+	EXPECT_EQ(0, ioctl(self->fd, TW_IOC_RESET, &r)) TH_LOG("%s", strerror(errno));
 }
 
 TEST_HARNESS_MAIN

@@ -159,6 +159,9 @@ struct tw_set {
  * processed is re-armed too.
  * Errors: as TW_IOC_SETCALLOUT (but ENOSPC), and
  *         ENOENT  the handle is stale
+ *         EINTR   a signal arrived during a long placement (schemes 2 and 5): the callout is
+ *                 back where it was, with its old deadline (unless that deadline came during
+ *                 the placement: the reset is then finished, and succeeds)
  */
 struct tw_reset {
 	__u64 handle;
@@ -237,7 +240,8 @@ struct tw_op {
  *         EFAULT  ops is bad: no operation was run (or, if the results could not be written
  *                 back, all were, and their callouts fire and are read as usual)
  *         EINTR   a signal arrived: the operations run so far keep their results, written
- *                 back; the others have result -EINTR and were not run
+ *                 back; the others have result -EINTR and were not run (a TW_OP_MOD cut
+ *                 short in its placement has -EINTR and is undone, as TW_IOC_RESET)
  */
 struct tw_batch {
 	__u64 ops; /* user pointer to struct tw_op[count] */
