@@ -94,28 +94,17 @@ impl<S: Storage> OrderedList<S> {
         self.walk(work);
     }
 
-    /// Puts a rescheduled timer still placing back where it was, with the deadline it had, if
-    /// that deadline is still ahead and its place is still between the same neighbours in
-    /// order (a timer started there since is left to the walk); whether it did.
+    /// Puts a rescheduled timer still placing back where it was ([`Placing::put_back`]);
+    /// whether it did.
     fn put_back(&mut self) -> bool {
-        let Some((idx, back)) = self.placing.back() else {
-            return false;
-        };
-        let left = self.arena.remaining(back.deadline);
-        let at = match back.after {
-            NIL => self.list.head,
-            after => self.arena.next(after),
-        };
-        let fits = left != 0
-            && left < super::MAX_INTERVAL
-            && (back.after == NIL || self.remaining(back.after) <= left)
-            && (at == NIL || left <= self.remaining(at));
-        if fits {
-            self.placing.end();
-            self.arena.entry_mut(idx).deadline = back.deadline;
-            self.insert_before(at, idx);
+        let head = self.list.head;
+        match self.placing.put_back(&mut self.arena, |_| head) {
+            Some((idx, at)) => {
+                self.insert_before(at, idx);
+                true
+            }
+            None => false,
         }
-        fits
     }
 
     /// Continues the walk of the placing timer; `true` once it is placed.

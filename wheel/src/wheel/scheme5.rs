@@ -119,31 +119,20 @@ impl<S: Storage> HashedSorted<S> {
         self.walk(work);
     }
 
-    /// Puts a rescheduled timer still placing back where it was on its old slot, with the
-    /// deadline it had, if that deadline is still ahead and its place is still between the
-    /// same neighbours in order (a timer started there since is left to the walk); whether it
-    /// did.
+    /// Puts a rescheduled timer still placing back where it was on its old slot
+    /// ([`Placing::put_back`]); whether it did.
     fn put_back(&mut self) -> bool {
-        let Some((idx, back)) = self.placing.back() else {
-            return false;
-        };
-        let slot = self.slot_of(back.deadline);
-        let left = self.arena.remaining(back.deadline);
-        let at = match back.after {
-            NIL => self.slots.list(slot).head,
-            after => self.arena.next(after),
-        };
-        let fits = left != 0
-            && left < super::MAX_INTERVAL
-            && (back.after == NIL || self.remaining(back.after) <= left)
-            && (at == NIL || left <= self.remaining(at));
-        if fits {
-            self.placing.end();
-            self.arena.entry_mut(idx).deadline = back.deadline;
-            self.slots
-                .insert_before(&mut self.arena, slot, SLOTTED, at, idx);
+        let (slots, mask) = (&self.slots, self.mask);
+        let head = |deadline: u64| slots.list((deadline & mask) as u32).head;
+        match self.placing.put_back(&mut self.arena, head) {
+            Some((idx, at)) => {
+                let slot = self.slot_of(self.arena.entry(idx).deadline);
+                self.slots
+                    .insert_before(&mut self.arena, slot, SLOTTED, at, idx);
+                true
+            }
+            None => false,
         }
-        fits
     }
 
     /// Continues the walk of the placing timer; `true` once it is placed.

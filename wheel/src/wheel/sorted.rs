@@ -6,7 +6,7 @@
 //! on. Each scheme says only which list is walked and how a placed timer is linked.
 //!
 //! A reschedule that walks keeps its way back: the deadline it had and the entry it followed,
-//! kept on that entry's predecessor as entries leave. [`Placing::back`] hands them back, so
+//! kept on that entry's predecessor as entries leave. [`Placing::put_back`] uses them, so
 //! that a caller cut short (a signal) can put the timer back where it was, unchanged.
 
 use super::arena::{Arena, NIL};
@@ -48,15 +48,33 @@ impl Placing {
         self.1 = back;
     }
 
-    /// The placing timer and its way back, if it is a reschedule.
-    pub(super) fn back(&self) -> Option<(u32, Back)> {
-        Some((self.0?.0, self.1?))
-    }
-
-    /// Ends the placement without placing the timer: the scheme puts it back (see
-    /// [`Placing::back`]).
-    pub(super) fn end(&mut self) {
+    /// Ends a reschedule's placement by putting its timer back: if its old deadline is still
+    /// ahead and still sorts between the neighbours it had (`head` gives the head of the list
+    /// for a deadline, the one it was on), the entry takes that deadline back and comes back
+    /// with the entry it goes before there (or `NIL`), for the scheme to link it; else `None`
+    /// and nothing changes (nothing placing, a start, its deadline come, or its place taken).
+    pub(super) fn put_back<S: Storage>(
+        &mut self,
+        arena: &mut Arena<S>,
+        head: impl FnOnce(u64) -> u32,
+    ) -> Option<(u32, u32)> {
+        let ((idx, _), back) = (self.0?, self.1?);
+        let remaining = |idx: u32| arena.remaining(arena.entry(idx).deadline);
+        let left = arena.remaining(back.deadline);
+        let at = match back.after {
+            NIL => head(back.deadline),
+            after => arena.next(after),
+        };
+        let fits = left != 0
+            && left < super::MAX_INTERVAL
+            && (back.after == NIL || remaining(back.after) <= left)
+            && (at == NIL || left <= remaining(at));
+        if !fits {
+            return None;
+        }
         *self = Placing::NONE;
+        arena.entry_mut(idx).deadline = back.deadline;
+        Some((idx, at))
     }
 
     /// Continues the walk within `work`. Once the place is found the placement ends, and the
