@@ -282,7 +282,11 @@ impl Instance {
                         self.core.hold(|st, _| st.cancel_new(h));
                         return Err(EINTR);
                     }
-                    false if self.core.hold(|st, _| st.abandon_reset()) => return Err(EINTR),
+                    false if self.core.hold(|st, _| st.abandon_reset()) => {
+                        // Back on its old deadline, which the clock may since be armed past.
+                        self.arm();
+                        return Err(EINTR);
+                    }
                     // Its old deadline has come: the reset goes on to its end.
                     false => undo = false,
                 }
