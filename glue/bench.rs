@@ -21,18 +21,45 @@ use crate::{
         signalled,
         Instance, //
     },
+    state::KernelStorage,
     uapi::*,
     wheel::{
+        callout::Callouts,
         rng::Rng,
         Clock,
         Handle,
-        Scheme, //
+        Scheme,
+        Work, //
     },
 };
 
 /// The legacy key of the bench's own callout.
 const BENCH_FUNC: u64 = 0;
 const BENCH_ARG: u64 = 0;
+
+/// The bench's reset through the old interface: `untimeout` of its key, within `work`, then
+/// `timeout` to `ticks`. `false` while the untimeout still walks its chain (other keys sharing
+/// the bench key's bucket), to be called again in the next hold.
+fn untimeout_then_timeout(
+    c: &mut Callouts<KernelStorage>,
+    handle: &mut Option<Handle>,
+    ticks: u64,
+    work: &mut Work,
+) -> Result<bool> {
+    if !c
+        .untimeout_within(BENCH_FUNC, BENCH_ARG, work)
+        .map_err(errno)?
+    {
+        return Ok(false);
+    }
+    // Cancelled first: the bench's callout is gone if the start fails.
+    *handle = None;
+    *handle = Some(
+        c.timeout_range(BENCH_FUNC, BENCH_ARG, ticks, ticks, work)
+            .map_err(errno)?,
+    );
+    Ok(true)
+}
 
 impl Instance {
     pub(crate) fn ioctl_bench(&self, user: UserSlice) -> Result {
@@ -112,18 +139,10 @@ impl Instance {
                     }
                 }
                 if let Some(t) = rearm {
-                    if !c
-                        .untimeout_within(BENCH_FUNC, BENCH_ARG, work)
-                        .map_err(errno)?
-                    {
+                    if !untimeout_then_timeout(c, &mut handle, t, work)? {
                         return Ok(());
                     }
                     rearm = None;
-                    handle = None;
-                    handle = Some(
-                        c.timeout_range(BENCH_FUNC, BENCH_ARG, t, t, work)
-                            .map_err(errno)?,
-                    );
                     left -= 1;
                     if c.placing() {
                         placing = true;
@@ -152,19 +171,10 @@ impl Instance {
                         TW_BENCH_TIMEOUT => {
                             // Other keys sharing the bench key's bucket make the walk long:
                             // it goes on in the next holds, the timeout after it.
-                            if !c
-                                .untimeout_within(BENCH_FUNC, BENCH_ARG, work)
-                                .map_err(errno)?
-                            {
+                            if !untimeout_then_timeout(c, &mut handle, t, work)? {
                                 rearm = Some(t);
                                 return Ok(());
                             }
-                            // Cancelled first: the bench's callout is gone if the start fails.
-                            handle = None;
-                            handle = Some(
-                                c.timeout_range(BENCH_FUNC, BENCH_ARG, t, t, work)
-                                    .map_err(errno)?,
-                            );
                         }
                         _ => {
                             handle = None;
