@@ -334,11 +334,14 @@ impl Instance {
 
     fn ioctl_unset(&self, mut r: UserSliceReader) -> Result {
         let h = Handle::from_raw(r.read()?);
-        self.core.hold(|st, work| {
+        // Read in the same hold: an unset that leaves something outstanding costs no more.
+        let idle = self.core.hold(|st, work| {
             work.spend(1);
-            st.unset(h)
+            st.unset(h).map(|()| st.armed_for_nothing())
         })?;
-        self.arm();
+        if idle {
+            self.arm();
+        }
         Ok(())
     }
 
@@ -348,11 +351,14 @@ impl Instance {
         let req: tw_untimeout = r.read()?;
         let _slow = self.core.slow()?;
         loop {
-            if self
-                .core
-                .hold(|st, work| st.untimeout(req.func, req.arg, work))?
-            {
-                self.arm();
+            let done = self.core.hold(|st, work| {
+                st.untimeout(req.func, req.arg, work)
+                    .map(|done| done.then(|| st.armed_for_nothing()))
+            })?;
+            if let Some(idle) = done {
+                if idle {
+                    self.arm();
+                }
                 return Ok(());
             }
             if signalled() {

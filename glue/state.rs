@@ -493,6 +493,11 @@ impl State {
         c.callouts.next_work()
     }
 
+    /// Whether the hrtimer is armed with nothing left to wake for: the last callout just went.
+    pub(crate) fn armed_for_nothing(&self) -> bool {
+        self.armed.is_some() && self.next_arm().is_none()
+    }
+
     /// The statistics, with the gauges read now.
     pub(crate) fn snapshot(&self) -> tw_stats {
         let mut s = self.stats;
