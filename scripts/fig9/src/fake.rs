@@ -17,8 +17,9 @@ use std::rc::Rc;
 /// timers, or the errno it fails with.
 pub type Cost = dyn Fn(u32, u32, u64) -> Result<u64, i32>;
 
-/// One TW_IOC_BENCH call: scheme, kind, n (or outstanding), iterations.
-pub type Call = (u32, u32, u64, u64);
+/// One TW_IOC_BENCH call: scheme, kind, n (or outstanding), iterations, seed (which the sweep
+/// makes distinct per curve, n and repeat).
+pub type Call = (u32, u32, u64, u64, u64);
 
 /// What every instance of one fake module shares.
 pub struct World {
@@ -197,7 +198,7 @@ impl Instance for Fake {
         self.world
             .benches
             .borrow_mut()
-            .push((scheme, b.kind, n, b.iterations));
+            .push((scheme, b.kind, n, b.iterations, b.seed));
         let cost = (self.world.cost)(scheme, b.kind, n).map_err(errno)?;
         if b.kind == TW_BENCH_TICK {
             s.now += b.iterations;

@@ -128,6 +128,19 @@ pub const CURVES: [Curve; 14] = [
 /// the time budget has stopped them.
 pub const KEY_NS: [u64; 2] = [1000, 1_000_000];
 
+/// The two n the flatness is taken between, `(low, high)`, among the sweep's `ns`: the smallest
+/// key n and the largest n of the sweep up to the largest key n (1e6, or where a shorter sweep
+/// ends: 1e4 with `--quick`). `fig9 run` measures the key curves at both back to back, each
+/// repeat at the low n just before the same repeat at the high one, so that a drift of the
+/// machine between two points of the sweep, minutes apart, does not show as a slope. None when
+/// the sweep has no n above the smallest key n (`--max-n 1000`) or does not reach it.
+pub fn key_pair(ns: &[u64]) -> Option<(u64, u64)> {
+    let lo = KEY_NS[0];
+    let top = KEY_NS[KEY_NS.len() - 1];
+    let hi = ns.iter().copied().filter(|&n| n > lo && n <= top).max()?;
+    ns.contains(&lo).then_some((lo, hi))
+}
+
 /// The curves whose per-tick bookkeeping is measured too.
 pub const TICK_CURVES: [&str; 2] = ["scheme6-setcallout", "scheme7-setcallout"];
 
@@ -337,6 +350,21 @@ mod tests {
         for n in KEY_NS {
             assert!(sweep(1_000_000, false).contains(&n));
         }
+    }
+
+    #[test]
+    fn the_key_pair_is_the_widest_the_sweep_allows_up_to_the_key_n() {
+        assert_eq!(key_pair(&sweep(1_000_000, false)), Some((1000, 1_000_000)));
+        assert_eq!(key_pair(&sweep(4_000_000, false)), Some((1000, 1_000_000)));
+        assert_eq!(key_pair(&sweep(300_000, false)), Some((1000, 300_000)));
+        assert_eq!(key_pair(&sweep(10_000, true)), Some((1000, 10_000)));
+        // A quick sweep past 1e6 jumps from 1e4 to max_n: the pair stays within the key n.
+        assert_eq!(key_pair(&sweep(100_000_000, true)), Some((1000, 10_000)));
+        assert_eq!(key_pair(&sweep(1000, false)), None);
+        assert_eq!(key_pair(&sweep(1000, true)), None);
+        assert_eq!(key_pair(&sweep(500, false)), None);
+        assert_eq!(KEY_NS[0], KEY_NS.into_iter().min().unwrap());
+        assert_eq!(KEY_NS[1], KEY_NS.into_iter().max().unwrap());
     }
 
     #[test]

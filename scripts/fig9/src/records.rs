@@ -4,8 +4,8 @@
 //! wakeups.csv), read and written with the `csv` crate; and the [`Spread`] of a point's
 //! repeats that the tables, figures and summary show.
 //!
-//! Columns added since the first published run (`repeat`, `max_hold_ns`) come last and default
-//! when absent, so the CSV files in doc/ still read.
+//! Columns added since the first published run (`repeat`, `max_hold_ns`, `paired_n`) come last
+//! and default when absent, so the CSV files in doc/ still read.
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -35,6 +35,10 @@ pub struct Row {
     /// The longest hold of the instance's lock in the bench (instance benches only).
     #[serde(default)]
     pub max_hold_ns: Option<u64>,
+    /// The other n this repeat was measured back to back with (the key curves at the two n of
+    /// `method::key_pair`: repeat i at one, then repeat i at the other); empty otherwise.
+    #[serde(default)]
+    pub paired_n: Option<u64>,
 }
 
 /// One row of tick.csv.
@@ -231,10 +235,14 @@ mod tests {
             row("scheme6-setcallout", 0, Some(95.125), ""),
             row("bsd-traditional", 300_000, None, STOPPED),
             row("x", 1, Some(1.0), "a note, with a comma and \"quotes\""),
+            Row {
+                paired_n: Some(1_000_000),
+                ..row("scheme7-setcallout", 1000, Some(284.5), "")
+            },
         ];
         let text = render(&rows).unwrap();
         assert!(text.starts_with(
-            "curve,interface,measure,n,ns_per_op,iterations,note,repeat,max_hold_ns\n"
+            "curve,interface,measure,n,ns_per_op,iterations,note,repeat,max_hold_ns,paired_n\n"
         ));
         assert_eq!(parse::<Row>(&text).unwrap(), rows);
     }
@@ -246,6 +254,8 @@ mod tests {
         assert!(rows.len() > 100);
         // The published run measured every point several times, each repeat on its own row.
         assert!(rows.iter().any(|r| r.repeat > 0));
+        // It predates the pairs of the key n: no row says it has one.
+        assert!(rows.iter().all(|r| r.paired_n.is_none()));
         assert!(point(&rows, "scheme7-setcallout", "kernel", 1000).is_some());
         let ticks: Vec<TickRow> = read(&doc.join("tick.csv")).unwrap();
         assert!(ticks.iter().any(|t| t.curve == "scheme6-turnover"));

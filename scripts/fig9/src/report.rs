@@ -221,10 +221,25 @@ pub fn results_md(r: &Results, wakeups: &[WakeupRow], setup: &str) -> String {
         o,
         "- \"stopped\": the point did not fit the time budget; the curve was not run at larger n."
     );
+    if let Some((lo, hi)) = pair_of(&r.fig9) {
+        let _ = writeln!(
+            o,
+            "- The key curves (schemes 6 and 7, Linux) at n = {lo} were measured when the sweep \
+             reached n = {hi}, each repeat just before the same repeat at n = {hi} (fig9.csv's \
+             paired_n): their cost at n = {hi} over their cost at n = {lo} compares repeats \
+             measured seconds apart, not minutes."
+        );
+    }
     for note in &r.notes {
         let _ = writeln!(o, "- {note}");
     }
     o
+}
+
+/// The two n whose repeats were measured back to back, if any rows were.
+fn pair_of(rows: &[Row]) -> Option<(u64, u64)> {
+    let ns = rows.iter().filter(|r| r.paired_n.is_some()).map(|r| r.n);
+    Some((ns.clone().min()?, ns.max()?))
 }
 
 #[cfg(test)]
@@ -304,6 +319,29 @@ mod tests {
         );
         assert!(md.contains("sizeof(struct timer_list)"), "{md}");
         assert!(md.contains(&t), "{md}");
+    }
+
+    #[test]
+    fn the_notes_say_which_n_were_measured_back_to_back() {
+        let paired = |n, other| Row {
+            paired_n: Some(other),
+            ..row("scheme7-setcallout", n, Some(100.0), "")
+        };
+        let mut res = Results {
+            fig9: vec![
+                row("a", 1000, Some(1.0), ""),
+                row("a", 1_000_000, Some(1.0), ""),
+            ],
+            ..Results::default()
+        };
+        assert!(!results_md(&res, &[], "").contains("back to back"));
+        res.fig9
+            .extend([paired(1000, 1_000_000), paired(1_000_000, 1000)]);
+        let md = results_md(&res, &[], "");
+        assert!(
+            md.contains("at n = 1000 were measured when the sweep reached n = 1000000"),
+            "{md}"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! interface, sized for n ([`method::config_for`], the manual clock), the n callouts set with
 //! TW_IOC_BATCH; then the measures, repeated `--repeats` times and interleaved (repeat 1 of
 //! every curve, then repeat 2 of every curve, …) so that a drift of the machine hits all curves
-//! alike:
+//! of the point alike:
 //!
 //! - **kernel**: TW_IOC_BENCH (SETCALLOUT, TIMEOUT or MOD; TIMER_LIST, TIMER_LIST_MOD or
 //!   HRTIMER with `n` for the Linux curves), ns = elapsed_ns / iterations, and the longest hold
@@ -18,6 +18,17 @@
 //! whole turnover, and TW_IOC_STATS for memory; beside the module's memory at every n, Linux's
 //! per timer: `sizeof(struct timer_list)` and `sizeof(struct hrtimer)` of the running kernel,
 //! as TW_IOC_INFO reports them ([`linux_sizes`]).
+//!
+//! The key pair: the flatness of the wheels is one curve's cost at a high n over its cost at a
+//! low n ([`key_pair`]: 1e6 over 1e3; 1e4 over 1e3 with `--quick`; no pair when the sweep ends
+//! at 1e3), and the sweep reaches those n minutes apart, long enough for the host to change
+//! speed in between (by more than the flatness measures). So the key curves
+//! ([`Curve::is_key`]: schemes 6 and 7, Linux) are not measured when the sweep passes the low
+//! n: their instances for it are built when it reaches the high n, beside the high n's, and in
+//! each repeat each of their measures runs at the low n and at once at the high n. Repeat i at
+//! the two n are then seconds apart, and both rows name the other n (`paired_n` in fig9.csv).
+//! The low n's per-tick measures follow its resets there too. The other curves and the other n
+//! are measured in their points.
 //!
 //! The budget: a point's repeats of one measure share `--budget-ms`. A measure that cannot fit
 //! its minimum iterations in its share gets a row noted [`STOPPED`] and is not run at larger n;
@@ -165,6 +176,10 @@ struct Ctx<'a> {
     state: BTreeMap<(&'static str, Measure), State>,
     /// Linux's timers in memory.csv: curve and bytes per timer.
     linux_sizes: Vec<(&'static str, u32)>,
+    /// The low and high n the key curves are measured at back to back ([`key_pair`]).
+    pair: Option<(u64, u64)>,
+    /// Key curves that ran at the pair's low n: measured there when the sweep reaches the high n.
+    deferred: Vec<Curve>,
 }
 
 /// The memory of Linux's timers as TW_IOC_INFO reports it: the curve of memory.csv (the
@@ -199,6 +214,8 @@ pub fn run(setup: &Setup, open: &Opener<'_>) -> Result<Results, String> {
         res: Results::default(),
         state: BTreeMap::new(),
         linux_sizes: Vec::new(),
+        pair: key_pair(&ns),
+        deferred: Vec::new(),
     };
     eprintln!(
         "fig9: n in {ns:?}, {} repeats, budget {:?} per point",
@@ -306,9 +323,50 @@ impl Ctx<'_> {
     }
 }
 
-/// One n: the instances, the interleaved repeats, the per-tick measures, a progress line per
-/// curve.
+/// One n: the curves that run there, their instances, the interleaved repeats, the per-tick
+/// measures, a progress line per curve. At the low n of [`Ctx::pair`] the key curves wait for
+/// the high n; at the high n they are measured at both, back to back.
 fn point(ctx: &mut Ctx, curves: &[Curve], n: u64) {
+    let live = admit(ctx, curves, n);
+    if !live.is_empty() {
+        for &(curve, size) in &ctx.linux_sizes {
+            let row = MemoryRow::per_timer(curve, n, u64::from(size));
+            ctx.res.memory.push(row);
+        }
+    }
+    let (now, later): (Vec<Curve>, Vec<Curve>) = match ctx.pair {
+        Some((lo, _)) if n == lo => live.into_iter().partition(|c| !c.is_key()),
+        _ => (live, Vec::new()),
+    };
+    if let (Some((_, hi)), false) = (ctx.pair, later.is_empty()) {
+        eprintln!(
+            "fig9: n={n}: {} key curves wait for n={hi}, to be measured at both n back to back",
+            later.len()
+        );
+        ctx.deferred = later;
+    }
+    let mut points = Vec::new();
+    match ctx.pair {
+        Some((lo, hi)) if n == hi && !ctx.deferred.is_empty() => {
+            let deferred = std::mem::take(&mut ctx.deferred);
+            eprintln!(
+                "fig9: n={hi} with n={lo} of {} key curves, back to back",
+                deferred.len()
+            );
+            points.push(Point::new(ctx, deferred, lo));
+        }
+        _ => {}
+    }
+    if !now.is_empty() {
+        points.push(Point::new(ctx, now, n));
+    }
+    measure_points(ctx, curves, &points);
+}
+
+/// The curves of `curves` that run at `n`: a measure left within the budget, and room for n
+/// callouts in the scheme. A measure that overran at the last n stops here; a curve past its
+/// scheme's capacity ends here.
+fn admit(ctx: &mut Ctx, curves: &[Curve], n: u64) -> Vec<Curve> {
     let mut live: Vec<Curve> = Vec::new();
     for curve in curves {
         for &m in Measure::of(curve) {
@@ -336,52 +394,96 @@ fn point(ctx: &mut Ctx, curves: &[Curve], n: u64) {
         }
         live.push(*curve);
     }
-    if live.is_empty() {
-        return;
-    }
-    let mut instances = Instances::new();
-    for curve in &live {
-        if let Err(e) = instance(ctx, &mut instances, curve, n) {
-            for m in ctx.runs(curve, n) {
-                ctx.fail(curve, m, n, &e.to_string());
+    live
+}
+
+/// Curves measured at one n, on instances sized for it.
+struct Point {
+    n: u64,
+    curves: Vec<Curve>,
+    instances: Instances,
+}
+
+impl Point {
+    /// The instances of `curves` at n; a curve whose instance fails has its measures ended.
+    fn new(ctx: &mut Ctx, curves: Vec<Curve>, n: u64) -> Point {
+        let mut instances = Instances::new();
+        for curve in &curves {
+            if let Err(e) = instance(ctx, &mut instances, curve, n) {
+                for m in ctx.runs(curve, n) {
+                    ctx.fail(curve, m, n, &e.to_string());
+                }
             }
         }
+        Point {
+            n,
+            curves,
+            instances,
+        }
     }
-    for &(curve, size) in &ctx.linux_sizes {
-        let row = MemoryRow::per_timer(curve, n, u64::from(size));
-        ctx.res.memory.push(row);
+
+    fn has(&self, curve: &Curve) -> bool {
+        self.curves.iter().any(|c| c.name == curve.name)
     }
-    let mut spent: BTreeMap<(&str, Measure), Duration> = BTreeMap::new();
+}
+
+/// The repeats of `points` (one n, or the two of the pair), interleaved across the curves:
+/// repeat 1 of every curve, then repeat 2, …; a curve of both points has each measure's repeat
+/// at the first n and then, at once, the same repeat at the second, both rows marked with the
+/// other's n. Then, point by point: the progress lines, the budget's verdict, the per-tick
+/// measures (after the resets, as on every instance).
+fn measure_points(ctx: &mut Ctx, curves: &[Curve], points: &[Point]) {
+    let mut spent: BTreeMap<(&str, Measure, u64), Duration> = BTreeMap::new();
     for repeat in 0..ctx.setup.repeats {
-        for curve in &live {
-            for m in ctx.runs(curve, n) {
-                let t0 = Instant::now();
-                repeat_once(ctx, &instances, curve, m, n, repeat);
-                *spent.entry((curve.name, m)).or_default() += t0.elapsed();
+        for curve in curves {
+            for &m in Measure::of(curve) {
+                let mut rows = Vec::new();
+                for p in points.iter().filter(|p| p.has(curve)) {
+                    if ctx.budget(curve, m, p.n).is_none() {
+                        continue;
+                    }
+                    let t0 = Instant::now();
+                    rows.extend(repeat_once(ctx, &p.instances, curve, m, p.n, repeat));
+                    *spent.entry((curve.name, m, p.n)).or_default() += t0.elapsed();
+                }
+                if let [a, b] = rows[..] {
+                    ctx.res.fig9[a].paired_n = Some(ctx.res.fig9[b].n);
+                    ctx.res.fig9[b].paired_n = Some(ctx.res.fig9[a].n);
+                }
             }
         }
     }
-    for curve in &live {
-        progress(ctx, curve, n, &spent);
-        for &m in Measure::of(curve) {
-            let took = spent.get(&(curve.name, m)).copied().unwrap_or_default();
-            if took > ctx.setup.budget && ctx.state(curve, m) == State::Live {
-                // The next n would take longer still.
-                ctx.note(format!(
-                    "{} {}: n={n} took {:.1} s, over the budget",
-                    curve.name,
-                    m.name(),
-                    took.as_secs_f64()
-                ));
-                ctx.set_state(curve, m, State::Overran);
+    for p in points {
+        for curve in &p.curves {
+            progress(ctx, curve, p.n, &spent);
+            for &m in Measure::of(curve) {
+                let took = spent
+                    .get(&(curve.name, m, p.n))
+                    .copied()
+                    .unwrap_or_default();
+                if took > ctx.setup.budget && ctx.state(curve, m) == State::Live {
+                    // The next n would take longer still.
+                    ctx.note(format!(
+                        "{} {}: n={} took {:.1} s, over the budget",
+                        curve.name,
+                        m.name(),
+                        p.n,
+                        took.as_secs_f64()
+                    ));
+                    ctx.set_state(curve, m, State::Overran);
+                }
             }
         }
     }
-    for curve in &live {
-        if let (Some(label), Target::Facility { scheme, api }) = (tick_label(curve), curve.target) {
-            if let Some(dev) = instances.get(&(scheme, api.populate())) {
-                tick_point(ctx, label, &**dev, n);
-                turnover_point(ctx, label, scheme, n);
+    for p in points {
+        for curve in &p.curves {
+            if let (Some(label), Target::Facility { scheme, api }) =
+                (tick_label(curve), curve.target)
+            {
+                if let Some(dev) = p.instances.get(&(scheme, api.populate())) {
+                    tick_point(ctx, label, &**dev, p.n);
+                    turnover_point(ctx, label, scheme, p.n);
+                }
             }
         }
     }
@@ -445,18 +547,22 @@ fn prepare(
     Ok(dev)
 }
 
-/// One repeat of measure `m` of `curve` at `n`, recorded.
-fn repeat_once(ctx: &mut Ctx, instances: &Instances, curve: &Curve, m: Measure, n: u64, rep: u32) {
-    let Some(budget) = ctx.budget(curve, m, n) else {
-        return;
-    };
+/// One repeat of measure `m` of `curve` at `n`, recorded: the index of its row in fig9.csv if it
+/// was measured.
+fn repeat_once(
+    ctx: &mut Ctx,
+    instances: &Instances,
+    curve: &Curve,
+    m: Measure,
+    n: u64,
+    rep: u32,
+) -> Option<usize> {
+    let budget = ctx.budget(curve, m, n)?;
     let key = match curve.target {
         Target::Facility { scheme, api } => (scheme, api.populate()),
         Target::Kernel { .. } => (0, Api::Setcallout),
     };
-    let Some(dev) = instances.get(&key) else {
-        return;
-    };
+    let dev = instances.get(&key)?;
     let seed = seed_for(ctx.setup.seed, curve.name, n) ^ u64::from(rep);
     let t0 = Instant::now();
     let spent = || t0.elapsed();
@@ -478,20 +584,24 @@ fn repeat_once(ctx: &mut Ctx, instances: &Instances, curve: &Curve, m: Measure, 
         Ok(Outcome::Done(Sample {
             ns_per_op,
             iterations,
-        })) => ctx.res.fig9.push(Row {
-            curve: curve.name.into(),
-            interface: curve.interface().into(),
-            measure: m.name().into(),
-            n,
-            ns_per_op: Some(ns_per_op),
-            iterations,
-            repeat: rep,
-            max_hold_ns: hold.get(),
-            ..Row::default()
-        }),
+        })) => {
+            ctx.res.fig9.push(Row {
+                curve: curve.name.into(),
+                interface: curve.interface().into(),
+                measure: m.name().into(),
+                n,
+                ns_per_op: Some(ns_per_op),
+                iterations,
+                repeat: rep,
+                max_hold_ns: hold.get(),
+                ..Row::default()
+            });
+            return Some(ctx.res.fig9.len() - 1);
+        }
         Ok(Outcome::OverBudget) => ctx.stop(curve, m, n),
         Err(e) => ctx.fail(curve, m, n, &e.to_string()),
     }
+    None
 }
 
 fn annotate(e: io::Error, what: &str) -> io::Error {
@@ -801,18 +911,21 @@ pub fn spread_text(s: &Spread) -> String {
     }
 }
 
-/// The progress line of `curve` at `n`: each measure's median and spread, or why it has none.
-fn progress(ctx: &Ctx, curve: &Curve, n: u64, spent: &BTreeMap<(&str, Measure), Duration>) {
+/// The progress line of `curve` at `n`: each measure's median and spread, or why it has none;
+/// the other n of its repeats measured back to back, if any.
+fn progress(ctx: &Ctx, curve: &Curve, n: u64, spent: &BTreeMap<(&str, Measure, u64), Duration>) {
     let mut parts = Vec::new();
     let mut took = Duration::ZERO;
+    let mut paired = None;
     for &m in Measure::of(curve) {
-        took += spent.get(&(curve.name, m)).copied().unwrap_or_default();
+        took += spent.get(&(curve.name, m, n)).copied().unwrap_or_default();
         let rows: Vec<&Row> = ctx
             .res
             .fig9
             .iter()
             .filter(|r| r.curve == curve.name && r.n == n && r.measure == m.name())
             .collect();
+        paired = paired.or(rows.iter().find_map(|r| r.paired_n));
         let values = rows.iter().filter_map(|r| r.ns_per_op);
         match Spread::of(values) {
             Some(s) => {
@@ -833,8 +946,9 @@ fn progress(ctx: &Ctx, curve: &Curve, n: u64, spent: &BTreeMap<(&str, Measure), 
         }
     }
     if !parts.is_empty() {
+        let paired = paired.map_or(String::new(), |p| format!(", back to back with n={p}"));
         eprintln!(
-            "fig9: {} n={n}: {} [{:.2} s]",
+            "fig9: {} n={n}: {} [{:.2} s{paired}]",
             curve.name,
             parts.join(", "),
             took.as_secs_f64()
@@ -899,6 +1013,8 @@ mod tests {
             res: Results::default(),
             state: BTreeMap::new(),
             linux_sizes: Vec::new(),
+            pair: None,
+            deferred: Vec::new(),
         };
         for curve in &setup.curves {
             for &m in Measure::of(curve) {
@@ -1055,6 +1171,14 @@ mod tests {
         let measured: Vec<u64> = values.iter().map(|v| v.0).collect();
         assert_eq!(measured, vec![0, 0, 1000, 1000], "{values:?}");
         assert_eq!(notes, vec![(10, STOPPED.to_string())]);
+        // n = 1e5 is no key n: the stopped measure has no partner there, and says none.
+        let at_1000 = |m: &'static str| {
+            res.fig9
+                .iter()
+                .filter(move |r| r.curve == "scheme7-setcallout" && r.n == 1000 && r.measure == m)
+        };
+        assert!(at_1000("kernel").all(|r| r.paired_n.is_none()));
+        assert!(at_1000("ioctl").all(|r| r.paired_n == Some(100_000)));
         // Its ioctl measure is not the kernel's: it goes on.
         let ioctl = res
             .fig9
@@ -1128,6 +1252,84 @@ mod tests {
             first_mod < last_set,
             "repeat 2 of setcallout after repeat 1 of mod: {kinds:?}"
         );
+    }
+
+    /// The measures of the fake's log in order, one per curve, n and repeat (scheme, kind, n,
+    /// seed), however many calls each took.
+    fn measures(world: &World) -> Vec<(u32, u32, u64, u64)> {
+        let mut out = Vec::new();
+        for &(scheme, kind, n, _, seed) in world.benches.borrow().iter() {
+            if out.last() != Some(&(scheme, kind, n, seed)) {
+                out.push((scheme, kind, n, seed));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn each_key_curve_measures_the_low_key_n_just_before_the_high_one() {
+        let world = World::new(|_, _, _| Ok(100));
+        let s = Setup {
+            quick: true,
+            budget: Duration::from_secs(60),
+            max_n: 1_000_000,
+            repeats: 3,
+            curves: ["scheme7-mod", "linux-timer_list", "scheme1-setcallout"]
+                .map(|c| Curve::by_name(c).unwrap())
+                .to_vec(),
+            ..setup()
+        };
+        let res = run(&s, &world.opener()).unwrap();
+        assert_eq!(res.errors, 0, "{:?}", res.notes);
+        let log = measures(&world);
+        let (lo, hi) = (KEY_NS[0], KEY_NS[1]);
+        let at = |curve: &str, scheme, kind, n, rep: u32| {
+            let seed = seed_for(s.seed, curve, n) ^ u64::from(rep);
+            let found = log.iter().position(|&m| m == (scheme, kind, n, seed));
+            found.unwrap_or_else(|| panic!("{curve} n={n} repeat {rep}: not in {log:?}"))
+        };
+        let key = [
+            ("scheme7-mod", 7, TW_BENCH_MOD),
+            ("linux-timer_list", 0, TW_BENCH_TIMER_LIST),
+        ];
+        for (curve, scheme, kind) in key {
+            for rep in 0..3 {
+                assert_eq!(
+                    at(curve, scheme, kind, hi, rep),
+                    at(curve, scheme, kind, lo, rep) + 1,
+                    "{curve} repeat {rep}: n={lo} just before n={hi}: {log:?}"
+                );
+            }
+        }
+        // Still interleaved: repeat 1 of one key curve comes after repeat 0 of the other.
+        assert!(
+            at("linux-timer_list", 0, TW_BENCH_TIMER_LIST, lo, 0)
+                < at(key[0].0, 7, TW_BENCH_MOD, lo, 1)
+        );
+        // The other curve is measured at n = 1e3 in its point, before the sweep goes on.
+        let first_above = log.iter().position(|m| m.2 > lo).unwrap();
+        let scheme1 = (0..3).map(|rep| at("scheme1-setcallout", 1, TW_BENCH_SETCALLOUT, lo, rep));
+        assert!(scheme1.clone().all(|i| i < first_above), "{log:?}");
+        // fig9.csv: the key curves' rows at both n name the other, and only theirs.
+        let measured = res.fig9.iter().filter(|r| r.ns_per_op.is_some());
+        for r in measured.clone() {
+            let want = match (r.curve.as_str(), r.n) {
+                ("scheme1-setcallout", _) => None,
+                (_, n) if n == lo => Some(hi),
+                (_, n) if n == hi => Some(lo),
+                _ => None,
+            };
+            assert_eq!(r.paired_n, want, "{r:?}");
+        }
+        let pairs = measured.filter(|r| r.paired_n.is_some());
+        assert_eq!(
+            pairs.count(),
+            2 * 3 * (2 + 1),
+            "kernel and ioctl of scheme7-mod, Linux's"
+        );
+        // Linux's memory at n = 1e3 is there once, in sweep order.
+        let sizes = res.memory.iter().filter(|m| m.curve == "linux-hrtimer");
+        assert_eq!(sizes.map(|m| m.n).collect::<Vec<_>>(), sweep(hi, true));
     }
 
     #[test]
