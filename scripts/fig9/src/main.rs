@@ -125,7 +125,8 @@ enum Command {
     /// the reset in place against cancel + start, scheme 7 against linux-timer_list and
     /// linux-hrtimer at both n, the log-log slope of the traditional BSD list over its points with
     /// n >= 100, the longest lock hold of each curve, and the wakeups of wakeups.csv. Costs are
-    /// medians over the repeats; ratios are taken repeat by repeat, median [min–max].
+    /// medians over the repeats; ratios are taken repeat by repeat, median [min–max], the
+    /// flatness over the repeats `fig9 run` measured back to back at the two n (paired_n).
     Summary(SummaryArgs),
     /// Wakeups per second of idle and sparse instances on the real clock, periodic and tickless.
     ///

@@ -26,9 +26,9 @@
 //! ([`Curve::is_key`]: schemes 6 and 7, Linux) are not measured when the sweep passes the low
 //! n: their instances for it are built when it reaches the high n, beside the high n's, and in
 //! each repeat each of their measures runs at the low n and at once at the high n. Repeat i at
-//! the two n are then seconds apart, and both rows name the other n (`paired_n` in fig9.csv).
-//! The low n's per-tick measures follow its resets there too. The other curves and the other n
-//! are measured in their points.
+//! the two n are then seconds apart, and both rows name the other n (`paired_n` in fig9.csv):
+//! `fig9 summary` takes the flatness over these pairs. The low n's per-tick measures follow its
+//! resets there too. The other curves and the other n are measured in their points.
 //!
 //! The budget: a point's repeats of one measure share `--budget-ms`. A measure that cannot fit
 //! its minimum iterations in its share gets a row noted [`STOPPED`] and is not run at larger n;

@@ -7,7 +7,12 @@
 //! an instance wakes with nothing to do.
 //!
 //! A ratio is taken repeat by repeat (repeat i of one point over repeat i of the other: measured
-//! side by side, interleaved) and reported as the median of those ratios with their range.
+//! side by side, interleaved) and reported as the median of those ratios with their range. The
+//! flatness compares one curve at two n, which the sweep reaches minutes apart: `fig9 run`
+//! measures the key curves' repeat i at the two n of the pair back to back (rows with
+//! `paired_n`), and the flatness is taken over those pairs wherever the CSV has them; the
+//! summary says which lines rest on repeats measured apart (files from before the pairs, or
+//! other n).
 
 use crate::records::point;
 use crate::records::Row;
@@ -51,6 +56,15 @@ fn repeats(rows: &[Row], curve: &str, measure: &str, n: u64) -> BTreeMap<u32, f6
         .collect()
 }
 
+/// One curve at one n, by repeat: only the repeats measured back to back with n = `other`.
+fn paired(rows: &[Row], curve: &str, measure: &str, n: u64, other: u64) -> BTreeMap<u32, f64> {
+    rows.iter()
+        .filter(|r| r.curve == curve && r.measure == measure && r.n == n)
+        .filter(|r| r.paired_n == Some(other))
+        .filter_map(|r| r.ns_per_op.map(|v| (r.repeat, v)))
+        .collect()
+}
+
 /// `a / b` repeat by repeat, over the repeats both have.
 pub fn ratio(a: &BTreeMap<u32, f64>, b: &BTreeMap<u32, f64>) -> Option<Spread> {
     Spread::of(a.iter().filter_map(|(rep, x)| b.get(rep).map(|y| x / y)))
@@ -63,6 +77,9 @@ pub struct Compared {
     pub a: Option<Spread>,
     pub b: Option<Spread>,
     pub ratio: Option<Spread>,
+    /// Whether each repeat of `a` and the same repeat of `b` were measured back to back (one
+    /// curve at two n: the key pair of `fig9 run`).
+    pub back_to_back: bool,
 }
 
 impl Compared {
@@ -74,6 +91,30 @@ impl Compared {
             a: point(rows, a.0, measure, a.1),
             b: point(rows, b.0, measure, b.1),
             ratio: ratio(&ra, &rb),
+            back_to_back: false,
+        }
+    }
+
+    /// The flatness of `curve`: its cost at `large` over its cost at `small`, repeat by repeat,
+    /// over the repeats measured back to back at the two n if there are any, else over all.
+    fn flatness(rows: &[Row], curve: &str, large: u64, small: u64, measure: &str) -> Self {
+        let ra = paired(rows, curve, measure, large, small);
+        let rb = paired(rows, curve, measure, small, large);
+        match ratio(&ra, &rb) {
+            Some(r) => Compared {
+                label: curve.to_string(),
+                a: Spread::of(ra.into_values()),
+                b: Spread::of(rb.into_values()),
+                ratio: Some(r),
+                back_to_back: true,
+            },
+            None => Compared::new(
+                rows,
+                curve.to_string(),
+                (curve, large),
+                (curve, small),
+                measure,
+            ),
         }
     }
 }
@@ -161,7 +202,7 @@ fn holds(rows: &[Row]) -> Vec<(String, u64, u64)> {
 pub fn summarize(rows: &[Row], measure: &str, small_n: u64, large_n: u64) -> Summary {
     let flatness = FLAT_CURVES
         .iter()
-        .map(|c| Compared::new(rows, c.to_string(), (c, large_n), (c, small_n), measure))
+        .map(|c| Compared::flatness(rows, c, large_n, small_n, measure))
         .collect();
     let mut in_place = Vec::new();
     let mut vs_linux = Vec::new();
@@ -210,10 +251,10 @@ fn ratio_text(v: Option<Spread>) -> String {
     }
 }
 
-fn compared(o: &mut String, c: &Compared) {
+fn compared(o: &mut String, c: &Compared, note: &str) {
     let _ = writeln!(
         o,
-        "  {:<48} {:>12} / {:>12}   ratio {}",
+        "  {:<48} {:>12} / {:>12}   ratio {}{note}",
         c.label,
         ns(c.a),
         ns(c.b),
@@ -231,16 +272,34 @@ pub fn render(s: &Summary) -> String {
         "(medians over the repeats; ratios taken repeat by repeat: median [min–max])"
     );
     let _ = writeln!(o, "\nflatness: cost at n={b} / cost at n={a} (1.00 = flat)");
+    let paired = s.flatness.iter().any(|f| f.back_to_back);
+    let apart = s
+        .flatness
+        .iter()
+        .any(|f| f.ratio.is_some() && !f.back_to_back);
+    if paired {
+        let _ = writeln!(
+            o,
+            "(each ratio over repeat i at both n, measured back to back: seconds apart)"
+        );
+    } else if apart {
+        let _ = writeln!(
+            o,
+            "(repeat i at each n from two points of the sweep, minutes apart: a change of the \
+             machine's speed between them shows here)"
+        );
+    }
     for f in &s.flatness {
-        compared(&mut o, f);
+        let apart = paired && f.ratio.is_some() && !f.back_to_back;
+        compared(&mut o, f, if apart { "   not back to back" } else { "" });
     }
     let _ = writeln!(o, "\nreset in place / cancel + start");
     for c in &s.in_place {
-        compared(&mut o, c);
+        compared(&mut o, c, "");
     }
     let _ = writeln!(o, "\nscheme 7 vs Linux timers");
     for c in &s.vs_linux {
-        compared(&mut o, c);
+        compared(&mut o, c, "");
     }
     let _ = writeln!(o, "\n{BASELINE}: log-log slope (1.00 = linear in n)");
     match &s.baseline {
@@ -346,6 +405,10 @@ mod tests {
         assert_eq!(s.flatness[3].label, "scheme7-setcallout");
         assert_eq!(median(&s.flatness[3]), Some(1.25));
         assert_eq!(median(&s.flatness[1]), None, "no scheme6-timeout rows");
+        assert!(
+            s.flatness.iter().all(|f| !f.back_to_back),
+            "no pairs in the rows"
+        );
         // n = 1e6: scheme 7 at 150 against timer_list 60 and hrtimer 240.
         assert_eq!(
             s.vs_linux[4].label,
@@ -366,6 +429,8 @@ mod tests {
         assert_eq!(s.baseline_stopped_at, Some(1_000_000));
         let text = render(&s);
         assert!(text.contains("ratio 1.25"));
+        assert!(text.contains("two points of the sweep, minutes apart"));
+        assert!(!text.contains("back to back"));
         assert!(text.contains("slope 1.00 over 4 points"));
         assert!(text.contains("stopped at n=1000000"));
         assert!(text.contains("n/a"));
@@ -393,12 +458,88 @@ mod tests {
         assert_eq!(s.holds, vec![("scheme7-setcallout".into(), 3000, 1000)]);
     }
 
+    /// A machine that changes speed between repeats: repeat i of scheme 7 at both n measured
+    /// back to back, in one mode; scheme 6 at each n in its own point of the sweep, n = 1e3 in
+    /// the slow mode throughout, n = 1e6 in the fast one.
+    fn drifting() -> Vec<Row> {
+        let slow = 1.6;
+        let mode = [1.0, slow, slow, 1.0, slow];
+        let mut rows = Vec::new();
+        for (rep, m) in mode.into_iter().enumerate() {
+            let rep = rep as u32;
+            for (n, other, cost) in [(1000, 1_000_000, 100.0), (1_000_000, 1000, 110.0)] {
+                rows.push(Row {
+                    repeat: rep,
+                    paired_n: Some(other),
+                    ..row("scheme7-setcallout", n, Some(cost * m), "")
+                });
+            }
+            for (n, cost) in [(1000, 100.0 * slow), (1_000_000, 110.0)] {
+                rows.push(Row {
+                    repeat: rep,
+                    ..row("scheme6-setcallout", n, Some(cost), "")
+                });
+            }
+        }
+        // Scheme 7 at n = 1e3 again, from a point of the sweep minutes earlier, in the slow
+        // mode: not the repeats its n = 1e6 ones were measured with.
+        for rep in 0..5 {
+            rows.push(Row {
+                repeat: rep,
+                ..row("scheme7-setcallout", 1000, Some(100.0 * slow), "")
+            });
+        }
+        rows
+    }
+
+    #[test]
+    fn the_flatness_is_taken_over_the_repeats_measured_back_to_back() {
+        let s = summarize(&drifting(), "kernel", 1000, 1_000_000);
+        let f7 = &s.flatness[3];
+        assert_eq!(f7.label, "scheme7-setcallout");
+        assert!(f7.back_to_back);
+        let r = f7.ratio.unwrap();
+        assert!(
+            (r.min - 1.1).abs() < 1e-9 && (r.max - 1.1).abs() < 1e-9,
+            "{r:?}"
+        );
+        assert_eq!(r.count, 5, "one ratio per pair");
+        assert_eq!(
+            f7.b.unwrap().count,
+            5,
+            "the cost at n = 1e3 is the paired repeats'"
+        );
+        // Scheme 6's two n were measured apart: the slow mode at one end shows as a slope.
+        let f6 = &s.flatness[0];
+        assert!(!f6.back_to_back);
+        assert!((median(f6).unwrap() - 1.1 / 1.6).abs() < 1e-9, "{f6:?}");
+        let text = render(&s);
+        assert!(text.contains("measured back to back"), "{text}");
+        let line = |c: &str| text.lines().find(|l| l.contains(c)).unwrap().to_string();
+        assert!(line("scheme7-setcallout").contains("ratio 1.10 [1.10–1.10]"));
+        assert!(!line("scheme7-setcallout").contains("not back to back"));
+        assert!(line("scheme6-setcallout").ends_with("not back to back"));
+        let s = summarize(&drifting(), "kernel", 1_000_000, 1000);
+        assert!(s.flatness[3].back_to_back, "either way round");
+        // Another n than the pair's: its repeats were measured apart, and are said to be.
+        let mut rows = drifting();
+        rows.extend((0..5).map(|rep| Row {
+            repeat: rep,
+            ..row("scheme7-setcallout", 300_000, Some(105.0), "")
+        }));
+        let s = summarize(&rows, "kernel", 1000, 300_000);
+        assert!(s.flatness[3].ratio.is_some() && !s.flatness[3].back_to_back);
+    }
+
     #[test]
     fn the_published_csv_still_summarizes() {
         let doc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../doc/fig9.csv");
         let rows: Vec<Row> = crate::records::read(&doc).unwrap();
         let s = summarize(&rows, "kernel", 1000, 1_000_000);
         assert!(median(&s.flatness[0]).is_some());
+        // It predates the pairs: its flatness is said to come from points minutes apart.
+        assert!(s.flatness.iter().all(|f| !f.back_to_back));
+        assert!(render(&s).contains("minutes apart"));
         assert!(median(&s.vs_linux[0]).is_some());
         assert!(s.baseline.is_some());
     }
