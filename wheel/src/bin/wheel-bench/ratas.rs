@@ -114,6 +114,16 @@ pub(crate) enum Way {
 }
 
 impl Way {
+    /// The way a [`Bench`]'s const parameter names.
+    const fn of(code: u8) -> Way {
+        match code {
+            0 => Way::Legacy,
+            1 => Way::StopStart,
+            2 => Way::InPlace,
+            _ => Way::Range,
+        }
+    }
+
     pub(crate) const ALL: [Way; 4] = [Way::Legacy, Way::StopStart, Way::InPlace, Way::Range];
 
     pub(crate) fn bench(self) -> &'static str {
@@ -170,15 +180,17 @@ impl Outcome {
     }
 }
 
-/// The benchmark's world.
-struct Bench<S: Scheme> {
+/// The benchmark's world, run the way `WAY` names (`Way as u8`): a constant, so that each
+/// way's run is compiled without the others' branches, as Ratas' is built for one way.
+struct Bench<S: Scheme, const WAY: u8> {
     s: S,
-    way: Way,
     units: Vec<Unit>,
     out: Outcome,
 }
 
-impl<S: Scheme> Bench<S> {
+impl<S: Scheme, const WAY: u8> Bench<S, WAY> {
+    const WAY: Way = Way::of(WAY);
+
     /// Ratas' `schedule(timer, delta)`.
     fn schedule(&mut self, unit: usize, role: usize, delta: u64) -> Result<(), Error> {
         self.out.schedules += 1;
@@ -189,7 +201,7 @@ impl<S: Scheme> Bench<S> {
     /// is pending.
     #[inline(always)]
     fn arm(&mut self, unit: usize, role: usize, earliest: u64, latest: u64) -> Result<(), Error> {
-        match (self.units[unit].timers[role], self.way) {
+        match (self.units[unit].timers[role], Self::WAY) {
             // In place, the handle stays.
             (Some(h), Way::InPlace | Way::Range) => {
                 self.s
@@ -210,7 +222,7 @@ impl<S: Scheme> Bench<S> {
     ) -> Result<(), Error> {
         let id = (unit * ROLES + role) as u64;
         let slot = &mut self.units[unit].timers[role];
-        let handle = match (*slot, self.way) {
+        let handle = match (*slot, Self::WAY) {
             (Some(h), Way::InPlace | Way::Range) => {
                 return self
                     .s
@@ -336,9 +348,10 @@ impl<S: Scheme> Bench<S> {
         Ok(())
     }
 
+    #[inline(always)]
     fn unidle(&mut self, unit: usize) -> Result<(), Error> {
         self.out.schedules += 1;
-        match self.way {
+        match Self::WAY {
             Way::Range => self.arm(unit, IDLE, 60 * TIME_S, 61 * TIME_S),
             _ => self.arm(unit, IDLE, 60 * TIME_S, 60 * TIME_S),
         }
@@ -379,7 +392,7 @@ impl<S: Scheme> Bench<S> {
     /// Ratas' `advance(delta)`: runs the clock `delta` ticks on, executing every timer due on
     /// the way, in tick order, including those armed meanwhile.
     fn advance(&mut self, delta: u64) -> Result<(), Error> {
-        if self.way == Way::Legacy {
+        if Self::WAY == Way::Legacy {
             for _ in 0..delta {
                 self.s.tick();
                 while let Some(e) = self.s.pop_expired() {
@@ -411,7 +424,7 @@ impl<S: Scheme> Bench<S> {
 
     /// Ratas' `ticks_to_next_event(max)`: here a lower bound, which is all the clock needs.
     fn ticks_to_next_event(&self, max: u64) -> u64 {
-        if self.way == Way::Legacy {
+        if Self::WAY == Way::Legacy {
             return match self.s.next_expiry() {
                 NextExpiry::Idle => max,
                 NextExpiry::At(t) => t.wrapping_sub(self.s.now()).clamp(1, max),
@@ -428,9 +441,18 @@ impl<S: Scheme> Bench<S> {
 /// Runs Ratas' benchmark with `pairs` pairs on `s` (empty, its clock at 0, room for at least
 /// `capacity(pairs)` timers). Returns what it did and how long it took.
 pub(crate) fn run<S: Scheme>(s: S, way: Way, pairs: u32) -> Result<(Outcome, Duration), Error> {
-    let mut b = Bench {
+    match way {
+        Way::Legacy => run_way::<S, { Way::Legacy as u8 }>(s, pairs),
+        Way::StopStart => run_way::<S, { Way::StopStart as u8 }>(s, pairs),
+        Way::InPlace => run_way::<S, { Way::InPlace as u8 }>(s, pairs),
+        Way::Range => run_way::<S, { Way::Range as u8 }>(s, pairs),
+    }
+}
+
+/// [`run`], the way `WAY` names.
+fn run_way<S: Scheme, const WAY: u8>(s: S, pairs: u32) -> Result<(Outcome, Duration), Error> {
+    let mut b = Bench::<S, WAY> {
         s,
-        way,
         units: Vec::with_capacity(2 * pairs as usize + 64),
         out: Outcome::default(),
     };
