@@ -24,7 +24,9 @@
 //!   dominates, is made three ways: (a) stop + start on the bare scheme, (b) in place with
 //!   [`Scheme::reschedule`] (reported as unsupported where a scheme refuses it), (c) through
 //!   the callout layer, `unsetcallout` + `setcallout`. Reported as timer operations (arm,
-//!   cancel, push back, expiry: one each, however made) per second.
+//!   cancel, push back, expiry: one each, however made) per second, the median of five
+//!   rounds that run the three ways in turn; and the callout layer's time over the bare
+//!   scheme's, (c) over (a), taken round by round, as a median and its range.
 //!
 //! A point that takes longer than the budget ends that sweep for that scheme (an O(n) scheme
 //! does, at large `n`); the table says where. Progress goes to stderr, the tables (markdown)
@@ -142,6 +144,9 @@ struct CsvRow<'a> {
     scheme: &'a str,
     n: u64,
     value: String,
+    /// The range of the repeats `value` is the median of, where it is one.
+    min: String,
+    max: String,
     unit: &'a str,
     note: &'a str,
 }
@@ -152,6 +157,8 @@ struct Row {
     kind: SchemeKind,
     n: u64,
     value: f64,
+    /// The least and the greatest of the repeats `value` is the median of, if it is one.
+    range: Option<(f64, f64)>,
     unit: &'static str,
     note: String,
 }
@@ -196,9 +203,30 @@ impl Results {
             kind,
             n,
             value,
+            range: None,
             unit,
             note: String::new(),
         });
+    }
+
+    /// Adds the median of `sorted` (not empty, in order), with its range.
+    fn add_spread(
+        &mut self,
+        bench: &'static str,
+        kind: SchemeKind,
+        n: u64,
+        sorted: &[f64],
+        unit: &'static str,
+    ) {
+        let (lo, hi) = (sorted[0], sorted[sorted.len() - 1]);
+        self.add(bench, kind, n, sorted[(sorted.len() - 1) / 2], unit);
+        if let Some(r) = self.rows.last_mut() {
+            r.range = Some((lo, hi));
+        }
+        eprintln!(
+            "  {bench:<20} {:<24} n={n:<8} range {lo:.2}–{hi:.2} {unit}",
+            kind.name()
+        );
     }
 
     /// Adds a point [`measure`] made, marked as past the budget if it was; `false` then: the
@@ -248,6 +276,8 @@ impl Results {
                 scheme: r.kind.name(),
                 n: r.n,
                 value: format!("{:.3}", r.value),
+                min: r.range.map_or(String::new(), |(lo, _)| format!("{lo:.3}")),
+                max: r.range.map_or(String::new(), |(_, hi)| format!("{hi:.3}")),
                 unit: r.unit,
                 note: &r.note,
             })?;
@@ -264,6 +294,7 @@ impl Results {
             kind,
             n,
             value: f64::NAN,
+            range: None,
             unit: "",
             note,
         });
@@ -321,9 +352,14 @@ impl Results {
             let mut stopped = false;
             for &n in ns {
                 match self.get(bench, k, n) {
-                    Some(r) if r.note.is_empty() => {
-                        let _ = write!(out, " {} |", fmt_value(r.value));
-                    }
+                    Some(r) if r.note.is_empty() => match r.range {
+                        Some((lo, hi)) => {
+                            let _ = write!(out, " {:.2} ({lo:.2}–{hi:.2}) |", r.value);
+                        }
+                        None => {
+                            let _ = write!(out, " {} |", fmt_value(r.value));
+                        }
+                    },
                     Some(r) if r.value.is_nan() => {
                         stopped = true;
                         let _ = write!(out, " {} |", r.note);
@@ -892,38 +928,83 @@ fn messages(
     Ok((m.ops as f64 / began.elapsed().as_secs_f64(), false))
 }
 
-fn sweep_messages(
-    kind: SchemeKind,
-    way: Way,
-    units: &[u64],
-    ticks: u64,
-    opts: &Opts,
-    res: &mut Results,
-) {
+/// Rounds of the messages workload at each number of units; each round runs every way in
+/// turn, so that a slow spell of a shared machine hits the ways alike.
+const MESSAGES_REPEATS: usize = 5;
+
+/// The messages workload every way, in [`MESSAGES_REPEATS`] interleaved rounds per number of
+/// units: each way's median rate, and the callout layer's cost over the bare scheme (stop +
+/// start, the same operations) taken round by round. A way whose run overran its budget, or
+/// failed, is not run at larger numbers of units.
+fn sweep_messages(kind: SchemeKind, units: &[u64], ticks: u64, opts: &Opts, res: &mut Results) {
+    let repeats = if opts.quick { 3 } else { MESSAGES_REPEATS };
+    let mut live = Way::ALL.to_vec();
     for &u in units {
-        match messages(kind, way, u, ticks, opts) {
-            Ok((ops_per_s, over)) => {
-                res.add(way.bench(), kind, u, ops_per_s / 1e6, "Mops/s");
-                if over {
-                    res.over(way.bench(), kind, mixed_budget(u, ticks, opts));
-                    break;
+        // Each live way's rates (ops/s), round by round; `None` once it failed.
+        let mut rates: Vec<(Way, Option<Vec<f64>>, bool)> =
+            live.iter().map(|&w| (w, Some(Vec::new()), false)).collect();
+        for round in 0..repeats {
+            for (way, rate, over) in rates.iter_mut() {
+                let Some(r) = rate else { continue };
+                match messages(kind, *way, u, ticks, opts) {
+                    Ok((ops_per_s, o)) => {
+                        eprintln!(
+                            "  {:<20} {:<24} n={u:<8} round {}/{repeats}: {:.1} Mops/s",
+                            way.bench(),
+                            kind.name(),
+                            round + 1,
+                            ops_per_s / 1e6
+                        );
+                        r.push(ops_per_s);
+                        *over |= o;
+                    }
+                    Err(Error::Config) if *way == Way::Reschedule => {
+                        let why = "unsupported (reschedule: Config)".into();
+                        res.note(way.bench(), kind, u, why);
+                        *rate = None;
+                    }
+                    Err(e) => {
+                        res.note(way.bench(), kind, u, format!("error: {e:?}"));
+                        *rate = None;
+                    }
                 }
             }
-            Err(Error::Config) if way == Way::Reschedule => {
-                res.note(
-                    way.bench(),
-                    kind,
-                    u,
-                    "unsupported (reschedule: Config)".into(),
-                );
-                break;
-            }
-            Err(e) => {
-                res.note(way.bench(), kind, u, format!("error: {e:?}"));
-                break;
+        }
+        for (way, rate, over) in &rates {
+            match rate {
+                Some(r) => {
+                    res.add(way.bench(), kind, u, median(r) / 1e6, "Mops/s");
+                    if *over {
+                        res.over(way.bench(), kind, mixed_budget(u, ticks, opts));
+                        live.retain(|w| w != way);
+                    }
+                }
+                None => live.retain(|w| w != way),
             }
         }
+        let rate_of = |way: Way| {
+            rates
+                .iter()
+                .find(|(w, _, _)| *w == way)
+                .and_then(|(_, r, _)| r.as_ref())
+        };
+        if let (Some(bare), Some(layer)) = (rate_of(Way::StopStart), rate_of(Way::Callout)) {
+            // Both did the same operations: the ratio of rates is the ratio of times.
+            let mut cost: Vec<f64> = bare.iter().zip(layer).map(|(b, c)| b / c).collect();
+            cost.sort_by(f64::total_cmp);
+            res.add_spread(CALLOUT_COST, kind, u, &cost, "x");
+        }
     }
+}
+
+/// The bench name of the callout layer's cost over the bare scheme in the messages workload.
+const CALLOUT_COST: &str = "messages-callout-cost";
+
+/// The median of some values (the lower of the middle two of an even count).
+fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[(v.len() - 1) / 2]
 }
 
 fn main() -> ExitCode {
@@ -960,9 +1041,7 @@ fn main() -> ExitCode {
         }
         sweep_ratas(k, &pairs, &opts, &mut res);
         if !opts.ratas_only {
-            for way in Way::ALL {
-                sweep_messages(k, way, &units, ticks, &opts, &mut res);
-            }
+            sweep_messages(k, &units, ticks, &opts, &mut res);
         }
     }
 
@@ -1012,6 +1091,12 @@ fn main() -> ExitCode {
             way.text()
         );
         res.table(&mut out, way.bench(), &title, &kinds, &units);
+    }
+    if !opts.ratas_only {
+        let title = "Messages: the callout layer's time over the bare scheme's (unsetcallout + \
+                     setcallout against stop + start, the same operations), round by round: \
+                     median (range)";
+        res.table(&mut out, CALLOUT_COST, title, &kinds, &units);
     }
     print!("{out}");
 
@@ -1080,6 +1165,18 @@ mod tests {
             m.step().unwrap();
         }
         assert!(m.went_idle > 0);
+    }
+
+    #[test]
+    fn a_spread_shows_its_median_and_range() {
+        let mut res = Results::default();
+        let kinds = [SchemeKind::Hierarchical];
+        res.add_spread(CALLOUT_COST, kinds[0], 1000, &[1.05, 1.1, 1.3], "x");
+        res.add(CALLOUT_COST, kinds[0], 10_000, 1.25, "x");
+        let mut out = String::new();
+        res.table(&mut out, CALLOUT_COST, "cost", &kinds, &[1000, 10_000]);
+        assert!(out.contains("| 1.10 (1.05–1.30) | 1.2 |"), "{out}");
+        assert_eq!(median(&[3.0, 1.0, 2.0, 4.0]), 2.0);
     }
 
     #[test]
