@@ -28,7 +28,8 @@
 //! its deadline. Beside it sit two tables allocated once, in [`Callouts::new`]:
 //!
 //! - one `Slot` per arena index (a handle's [`Handle::index`]): for a legacy callout, its
-//!   `(func, arg)` and its links on a hash chain; for one armed by `setcallout`, a mark;
+//!   `(func, arg)` and its links on a hash chain; for any other index (free, or armed by
+//!   `setcallout`), an empty mark, so that `setcallout` writes nothing there;
 //! - the hash buckets: a power of two at least the capacity, each the first index of a chain
 //!   linked through the slots, so the load factor stays at most one.
 //!
@@ -37,7 +38,7 @@
 //!
 //! | routine         | cost                                                               |
 //! |-----------------|--------------------------------------------------------------------|
-//! | `setcallout`    | the scheme's start, plus O(1) to fill the slot                     |
+//! | `setcallout`    | the scheme's start, nothing more                                   |
 //! | `unsetcallout`  | the scheme's stop, plus O(1) to unlink a legacy callout's chain    |
 //! | `timeout`       | the scheme's start, plus O(1) to push onto the chain               |
 //! | `untimeout`     | O(1) average to walk the chain (plus duplicates), resumable, the scheme's stop |
@@ -155,10 +156,13 @@ fn distance(deadline: u64, now: u64) -> i64 {
 /// # Invariants
 ///
 /// - The scheme's request id of an outstanding callout is its cookie, or its `func`.
-/// - For every outstanding index, `slots[index]` is a legacy callout's `(func, arg)` and
-///   links, or is marked `NOT_LEGACY`; a slot is on the chain of bucket `hash(func, arg) &
-///   mask` exactly when it is outstanding and legacy, `prev`/`next` linking that chain both
-///   ways. With `setcallout` alone ([`Callouts::with_handles_only`]) both tables are empty.
+/// - For every index, `slots[index]` is a legacy callout's `(func, arg)` and links while the
+///   index is an outstanding legacy callout, and `Slot::EMPTY` (marked `NOT_LEGACY`) at every
+///   other time: free, or armed with `setcallout`. So arming with `setcallout` writes nothing
+///   here, and every way a legacy callout ends (cancelled, fired) empties its slot. A slot is
+///   on the chain of bucket `hash(func, arg) & mask` exactly when it is outstanding and
+///   legacy, `prev`/`next` linking that chain both ways. With `setcallout` alone
+///   ([`Callouts::with_handles_only`]) both tables are empty.
 pub struct Callouts<S: Storage> {
     scheme: AnyScheme<S>,
     slots: S::Buf<Slot>,
@@ -237,9 +241,12 @@ impl<S: Storage> Callouts<S> {
         work: &mut Work,
     ) -> Result<Handle, Error> {
         let handle = self.scheme.start_range(earliest, latest, cookie, work)?;
-        if self.has_legacy() {
-            self.slots[handle.index() as usize].prev = NOT_LEGACY;
-        }
+        // Nothing to write: the slot of an index that is not a legacy callout's is already
+        // marked (see the invariants), and a `setcallout` leaves its slot's cache line alone.
+        debug_assert!(self
+            .slots
+            .get(handle.index() as usize)
+            .is_none_or(|s| !s.legacy()));
         Ok(handle)
     }
 
