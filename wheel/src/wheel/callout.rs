@@ -25,15 +25,18 @@
 //! # Structure
 //!
 //! The scheme owns the timers, and keeps each one's cookie (or `func`) as its request id and
-//! its deadline. Beside it sit two tables allocated once, in [`Callouts::new`]:
+//! its deadline. Beside it sit three tables allocated once, in [`Callouts::new`]:
 //!
 //! - one `Slot` per arena index (a handle's [`Handle::index`]): for a legacy callout, its
 //!   `(func, arg)` and its links on a hash chain; for any other index (free, or armed by
 //!   `setcallout`), an empty mark, so that `setcallout` writes nothing there;
+//! - one bit per arena index, set while it is a legacy callout: what `unsetcallout` and
+//!   `pop_expired` look at, so that a callout armed with `setcallout` never touches its slot,
+//!   whose cache line, among a million, would be a miss;
 //! - the hash buckets: a power of two at least the capacity, each the first index of a chain
 //!   linked through the slots, so the load factor stays at most one.
 //!
-//! A caller using handles alone does without both ([`Callouts::with_handles_only`]): the
+//! A caller using handles alone does without all three ([`Callouts::with_handles_only`]): the
 //! whole facility is then the scheme's own storage.
 //!
 //! | routine         | cost                                                               |
@@ -161,11 +164,16 @@ fn distance(deadline: u64, now: u64) -> i64 {
 ///   other time: free, or armed with `setcallout`. So arming with `setcallout` writes nothing
 ///   here, and every way a legacy callout ends (cancelled, fired) empties its slot. A slot is
 ///   on the chain of bucket `hash(func, arg) & mask` exactly when it is outstanding and
-///   legacy, `prev`/`next` linking that chain both ways. With `setcallout` alone
-///   ([`Callouts::with_handles_only`]) both tables are empty.
+///   legacy, `prev`/`next` linking that chain both ways.
+/// - Bit `index` of `legacy` is set exactly when the index is an outstanding legacy callout.
+/// - With `setcallout` alone ([`Callouts::with_handles_only`]) all three tables are empty.
 pub struct Callouts<S: Storage> {
     scheme: AnyScheme<S>,
     slots: S::Buf<Slot>,
+    /// Bit `i % 64` of word `i / 64`: whether index `i` is an outstanding legacy callout. What
+    /// `unsetcallout` and `pop_expired` look at first, a bit per timer that stays in cache, so
+    /// that the handles' interface never reads the slots either.
+    legacy: S::Buf<u64>,
     buckets: S::Buf<u32>,
     mask: u64,
     /// The walk of an `untimeout` cut short by its budget, if any.
@@ -197,10 +205,12 @@ impl<S: Storage> Callouts<S> {
         // One bucket per timer at least: a load factor of at most one.
         let nbuckets = capacity.checked_next_power_of_two().ok_or(Error::Config)?;
         let slots = S::alloc(capacity, |_| Slot::EMPTY)?;
+        let legacy = S::alloc(capacity.div_ceil(64), |_| 0)?;
         let buckets = S::alloc(nbuckets, |_| NIL)?;
         Ok(Callouts {
             scheme,
             slots,
+            legacy,
             buckets,
             mask: nbuckets as u64 - 1,
             search: None,
@@ -214,6 +224,7 @@ impl<S: Storage> Callouts<S> {
         Ok(Callouts {
             scheme: AnyScheme::new(kind, config)?,
             slots: S::alloc(0, |_| Slot::EMPTY)?,
+            legacy: S::alloc(0, |_| 0)?,
             buckets: S::alloc(1, |_| NIL)?,
             mask: 0,
             search: None,
@@ -243,10 +254,7 @@ impl<S: Storage> Callouts<S> {
         let handle = self.scheme.start_range(earliest, latest, cookie, work)?;
         // Nothing to write: the slot of an index that is not a legacy callout's is already
         // marked (see the invariants), and a `setcallout` leaves its slot's cache line alone.
-        debug_assert!(self
-            .slots
-            .get(handle.index() as usize)
-            .is_none_or(|s| !s.legacy()));
+        debug_assert!(!self.is_legacy(handle.index()));
         Ok(handle)
     }
 
@@ -423,17 +431,36 @@ impl<S: Storage> Callouts<S> {
     pub fn memory_bytes(&self) -> usize {
         self.scheme.memory_bytes()
             + self.slots.len() * core::mem::size_of::<Slot>()
+            + self.legacy.len() * core::mem::size_of::<u64>()
             + self.buckets.len() * core::mem::size_of::<u32>()
     }
 
     /// What the outstanding callout at `idx`, of request id `id`, is.
     fn origin_at(&self, idx: u32, id: u64) -> Origin {
-        match self.slots.get(idx as usize) {
-            Some(slot) if slot.legacy() => Origin::Legacy {
-                func: slot.func,
-                arg: slot.arg,
-            },
-            _ => Origin::Callout { cookie: id },
+        if !self.is_legacy(idx) {
+            return Origin::Callout { cookie: id };
+        }
+        let slot = &self.slots[idx as usize];
+        Origin::Legacy {
+            func: slot.func,
+            arg: slot.arg,
+        }
+    }
+
+    /// Whether index `idx` is an outstanding legacy callout.
+    #[inline]
+    fn is_legacy(&self, idx: u32) -> bool {
+        self.legacy
+            .get(idx as usize / 64)
+            .is_some_and(|w| w >> (idx % 64) & 1 != 0)
+    }
+
+    /// Marks index `idx` as an outstanding legacy callout, or as not one.
+    fn mark_legacy(&mut self, idx: u32, legacy: bool) {
+        let w = &mut self.legacy[idx as usize / 64];
+        match legacy {
+            true => *w |= 1 << (idx % 64),
+            false => *w &= !(1 << (idx % 64)),
         }
     }
 
@@ -465,6 +492,7 @@ impl<S: Storage> Callouts<S> {
             next: head,
         };
         self.buckets[b] = idx;
+        self.mark_legacy(idx, true);
     }
 
     /// Takes slot `idx` off its chain, marking it as on none, and keeps the walk of an
@@ -486,6 +514,7 @@ impl<S: Storage> Callouts<S> {
             self.slots[next as usize].prev = prev;
         }
         self.slots[idx as usize] = Slot::EMPTY;
+        self.mark_legacy(idx, false);
         if let Some(mut s) = self.search {
             if s.at == idx {
                 s.at = next;
@@ -771,7 +800,7 @@ mod tests {
         assert_eq!(core::mem::size_of::<Slot>(), 24);
         assert_eq!(
             c.memory_bytes(),
-            c.scheme().memory_bytes() + 100 * 24 + 128 * 4
+            c.scheme().memory_bytes() + 100 * 24 + 2 * 8 + 128 * 4
         );
         let config = Config {
             capacity: 100,
