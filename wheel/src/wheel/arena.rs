@@ -502,9 +502,10 @@ impl<S: Storage> Arena<S> {
         })
     }
 
-    /// Appends entry `idx`, on no list, to `list`, tagging it `tag`.
+    /// Appends entry `idx`, on no list, to `list`, tagging it `tag`. Returns whether `list`
+    /// was empty.
     #[inline]
-    pub fn push_back(&mut self, list: &mut List, tag: u32, idx: u32) {
+    pub fn push_back(&mut self, list: &mut List, tag: u32, idx: u32) -> bool {
         let tail = list.tail;
         {
             let e = &mut self.entries[idx as usize];
@@ -512,19 +513,22 @@ impl<S: Storage> Arena<S> {
             e.next = NIL;
             e.set_list(tag);
         }
-        if tail == NIL {
+        let empty = tail == NIL;
+        if empty {
             list.head = idx;
         } else {
             self.entries[tail as usize].next = idx;
         }
         list.tail = idx;
+        empty
     }
 
     /// Inserts entry `idx`, on no list, before entry `at` of `list` (at the end if `at` is
     /// [`NIL`]), tagging it `tag`.
     pub fn insert_before(&mut self, list: &mut List, tag: u32, at: u32, idx: u32) {
         if at == NIL {
-            return self.push_back(list, tag, idx);
+            self.push_back(list, tag, idx);
+            return;
         }
         let prev = self.entries[at as usize].prev;
         {

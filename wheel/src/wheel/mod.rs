@@ -115,8 +115,9 @@
 ///
 /// - `fn choose(&self, earliest: u64, latest: u64) -> Result<u64, Error>`: the deadline a timer
 ///   to fire in the absolute range `earliest..=latest` gets (the range is valid);
-/// - `fn file(&mut self, idx: u32, work: &mut Work)`: links entry `idx`, on no list and with
-///   its deadline set, where it belongs (or starts a bounded placement, schemes 2 and 5);
+/// - `fn file(&mut self, idx: u32, deadline: u64, work: &mut Work)`: links entry `idx`, on no
+///   list and with its deadline set to `deadline` (passed along so that the hot path need not
+///   read it back), where it belongs (or starts a bounded placement, schemes 2 and 5);
 /// - `fn unlink(&mut self, idx: u32)`: takes a pending (or placing) entry off the scheme's own
 ///   lists, fixing up any cursor that stood on it;
 /// - `fn retime(&mut self, idx: u32, deadline: u64) -> bool`: gives pending entry `idx` a new
@@ -156,7 +157,7 @@ macro_rules! arena_delegates {
             }
             let deadline = self.choose(deadline, deadline)?;
             let idx = self.$arena.alloc(id, deadline)?;
-            self.file(idx, &mut super::Work::unlimited());
+            self.file(idx, deadline, &mut super::Work::unlimited());
             Ok(self.$arena.handle(idx))
         }
 
@@ -175,7 +176,7 @@ macro_rules! arena_delegates {
             let deadline = self.choose(a, b)?;
             let idx = self.$arena.alloc(id, deadline)?;
             work.spend(1);
-            self.file(idx, work);
+            self.file(idx, deadline, work);
             Ok(self.$arena.handle(idx))
         }
 
@@ -349,7 +350,7 @@ macro_rules! arena_moves {
                 self.unlink(idx);
             }
             self.$arena.entry_mut(idx).deadline = deadline;
-            self.file(idx, work);
+            self.file(idx, deadline, work);
             Ok(())
         }
     };

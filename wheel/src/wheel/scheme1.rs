@@ -90,12 +90,12 @@ impl<S: Storage> Straightforward<S> {
         Ok(latest)
     }
 
-    fn file(&mut self, idx: u32, _work: &mut Work) {
+    fn file(&mut self, idx: u32, deadline: u64, _work: &mut Work) {
         if self.list.is_empty() {
             self.bound = self.arena.never();
         }
         self.arena.push_back(&mut self.list, LISTED, idx);
-        self.lower(self.arena.entry(idx).deadline);
+        self.lower(deadline);
     }
 
     fn unlink(&mut self, idx: u32) {

@@ -83,7 +83,7 @@ impl<S: Storage> OrderedList<S> {
         Ok(latest)
     }
 
-    fn file(&mut self, idx: u32, work: &mut Work) {
+    fn file(&mut self, idx: u32, _deadline: u64, work: &mut Work) {
         let back = self
             .moving
             .take()

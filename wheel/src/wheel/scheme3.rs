@@ -164,7 +164,7 @@ impl<S: Storage> Heap<S> {
         out
     }
 
-    fn file(&mut self, idx: u32, work: &mut Work) {
+    fn file(&mut self, idx: u32, _deadline: u64, work: &mut Work) {
         // On no list: in the heap.
         self.arena.retag(idx, HEAPED);
         self.counted(work, |h| h.push(idx));

@@ -123,7 +123,7 @@ impl<S: Storage> BasicWheel<S> {
         }
     }
 
-    fn file(&mut self, idx: u32, _work: &mut Work) {
+    fn file(&mut self, idx: u32, _deadline: u64, _work: &mut Work) {
         // INVARIANT: the slot is as far past the cursor as the deadline is past now.
         let slot = self.slot_of(idx);
         self.slots.push_back(&mut self.arena, slot, SLOTTED, idx);

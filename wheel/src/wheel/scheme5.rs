@@ -107,8 +107,8 @@ impl<S: Storage> HashedSorted<S> {
         Ok(latest)
     }
 
-    fn file(&mut self, idx: u32, work: &mut Work) {
-        let slot = self.slot_of(self.arena.entry(idx).deadline);
+    fn file(&mut self, idx: u32, deadline: u64, work: &mut Work) {
+        let slot = self.slot_of(deadline);
         let head = self.slots.list(slot).head;
         let back = self
             .moving

@@ -179,8 +179,7 @@ impl<S: Storage> HashedUnsorted<S> {
     }
 
     #[inline]
-    fn file(&mut self, idx: u32, _work: &mut Work) {
-        let deadline = self.arena.entry(idx).deadline;
+    fn file(&mut self, idx: u32, deadline: u64, _work: &mut Work) {
         let slot = self.slot_of(deadline);
         let empty = self.slots.list(slot).is_empty();
         self.lower_from(slot, deadline, empty);

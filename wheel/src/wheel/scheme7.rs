@@ -357,10 +357,10 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
 
     /// Links entry `idx`, on no list, where its deadline belongs from now, or queues it.
     #[inline]
-    fn file(&mut self, idx: u32, _work: &mut Work) {
-        match self.list_of(idx) {
+    fn file(&mut self, idx: u32, deadline: u64, _work: &mut Work) {
+        match self.list_for(self.arena.remaining(deadline)) {
             None => self.arena.queue(idx),
-            Some(list) => self.link(list, idx),
+            Some(list) => self.link_at(list, idx, deadline),
         }
     }
 
@@ -382,12 +382,17 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     /// Appends entry `idx` to list `list`.
     #[inline(always)]
     fn link(&mut self, list: usize, idx: u32) {
-        let deadline = self.arena.entry(idx).deadline;
-        let empty = self.list(list).is_empty();
-        self.lower_from(list, deadline, empty);
+        self.link_at(list, idx, self.arena.entry(idx).deadline);
+    }
+
+    /// [`Self::link`] of an entry due on `deadline`.
+    #[inline(always)]
+    fn link_at(&mut self, list: usize, idx: u32, deadline: u64) {
         // INVARIANT: the tag is the list's index.
-        self.slots
+        let empty = self
+            .slots
             .push_back(&mut self.arena, list as u32, list as u32, idx);
+        self.lower_from(list, deadline, empty);
     }
 
     /// Lowers the bound of list `list` to `deadline`, and the overflow walk's for that list.

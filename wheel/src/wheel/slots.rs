@@ -42,12 +42,22 @@ impl<S: Storage> Slots<S> {
         &self.lists[slot as usize]
     }
 
-    /// Appends entry `idx`, on no list, to `slot`, tagging it `tag`.
+    /// Appends entry `idx`, on no list, to `slot`, tagging it `tag`. Returns whether the slot
+    /// was empty.
     #[inline(always)]
-    pub(super) fn push_back(&mut self, arena: &mut Arena<S>, slot: u32, tag: u32, idx: u32) {
-        arena.push_back(&mut self.lists[slot as usize], tag, idx);
-        // INVARIANT: the list is not empty.
-        self.occupied.set(slot);
+    pub(super) fn push_back(
+        &mut self,
+        arena: &mut Arena<S>,
+        slot: u32,
+        tag: u32,
+        idx: u32,
+    ) -> bool {
+        let empty = arena.push_back(&mut self.lists[slot as usize], tag, idx);
+        if empty {
+            // INVARIANT: the list is not empty (a busy list's bit is already set).
+            self.occupied.set(slot);
+        }
+        empty
     }
 
     /// Inserts entry `idx`, on no list, before entry `at` of `slot` (at the end for `NIL`),
