@@ -272,10 +272,15 @@ impl Ctx<'_> {
     /// Whether measure `m` of `curve` runs at `n`, and with which budget.
     fn budget(&self, curve: &Curve, m: Measure, n: u64) -> Option<Duration> {
         match self.state(curve, m) {
-            State::Live => Some(self.setup.budget / self.setup.repeats.max(1)),
-            State::Overran | State::Stopped if curve.is_key() && KEY_NS.contains(&n) => {
+            // The points the comparison rests on are measured whatever they cost, every
+            // repeat: a first repeat cut short would leave its partner at the other key n
+            // unpaired.
+            State::Live | State::Overran | State::Stopped
+                if curve.is_key() && KEY_NS.contains(&n) =>
+            {
                 Some(Duration::MAX)
             }
+            State::Live => Some(self.setup.budget / self.setup.repeats.max(1)),
             State::Overran | State::Stopped | State::Ended => None,
         }
     }
@@ -1048,6 +1053,15 @@ mod tests {
             c.budget(&key, Measure::Kernel, 10),
             Some(Duration::from_millis(200)),
             "a live curve's repeat has its share of the budget"
+        );
+        assert_eq!(
+            c.budget(&key, Measure::Kernel, 1_000_000),
+            Some(Duration::MAX),
+            "a key curve at a key n is measured whatever it costs, from its first repeat"
+        );
+        assert_eq!(
+            c.budget(&other, Measure::Kernel, 1_000_000),
+            Some(Duration::from_millis(200))
         );
         c.stop(&key, Measure::Kernel, 100);
         c.stop(&other, Measure::Kernel, 100);
