@@ -59,6 +59,8 @@
 //!
 //! Timers with equal deadlines keep their start order.
 
+use core::cell::Cell;
+
 use super::arena::{Arena, NIL};
 use super::slots::Slots;
 use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
@@ -81,6 +83,7 @@ const GROUP: u64 = u64::BITS as u64;
 /// - For a busy group `g` (slots `64 g ..`) whose bound `glow[g]` is after now, every
 ///   deadline on its slots is at or after it. Once the clock reaches it, the bound is stale
 ///   and bounds nothing until a tick makes it exact again or the group empties.
+/// - `hint`, when set, is after now and at or before every pending deadline.
 pub struct HashedUnsorted<S: Storage> {
     arena: Arena<S>,
     slots: Slots<S>,
@@ -99,6 +102,11 @@ pub struct HashedUnsorted<S: Storage> {
     walk_min: u64,
     /// Whether the current tick walks its slot.
     walking: bool,
+    /// The answer of the last whole search for next work ([`Self::least_bound`]) since the
+    /// clock last moved, lowered by every start and move since: so that the clock's step that
+    /// follows a caller's [`Scheme::next_work`], or the next call, does not search again. A
+    /// `Cell`, because the search answers `&self` queries; the clock moving forgets it.
+    hint: Cell<Option<u64>>,
 }
 
 impl<S: Storage> HashedUnsorted<S> {
@@ -123,6 +131,7 @@ impl<S: Storage> HashedUnsorted<S> {
             walk: NIL,
             walk_min: never,
             walking: false,
+            hint: Cell::new(None),
         })
     }
 
@@ -168,6 +177,9 @@ impl<S: Storage> HashedUnsorted<S> {
         if self.walking && slot == self.slot_of(now) {
             self.walk_min = self.arena.sooner(self.walk_min, deadline);
         }
+        if let Some(hint) = self.hint.get() {
+            self.hint.set(Some(self.arena.sooner(hint, deadline)));
+        }
     }
 
     arena_moves!(arena);
@@ -207,6 +219,7 @@ impl<S: Storage> HashedUnsorted<S> {
 
     fn enter(&mut self, tick: u64, clock: Clock) {
         self.arena.begin_tick(tick);
+        self.hint.set(None);
         let slot = self.slot_of(tick);
         let list = *self.slots.list(slot);
         // The tickless clock enters no tick past a slot's bound; it walks the slot whose bound
@@ -294,6 +307,10 @@ impl<S: Storage> HashedUnsorted<S> {
         if self.arena.pending() == 0 {
             return None;
         }
+        if let Some(hint) = self.hint.get() {
+            work.spend(1);
+            return Some(hint);
+        }
         let now = self.arena.now();
         let turn = self.mask + 1;
         // Counted from now: something is pending, so the search lowers it below `MAX_INTERVAL`
@@ -335,6 +352,9 @@ impl<S: Storage> HashedUnsorted<S> {
             }
             k += span;
         }
+        // INVARIANT: a whole search, whose answer bounds every pending deadline. One cut short
+        // by its budget is not kept: a later search with more budget may do better.
+        self.hint.set(Some(now.wrapping_add(best)));
         Some(now.wrapping_add(best))
     }
 
@@ -414,6 +434,18 @@ mod tests {
 
     /// Checks the type invariants: hashing, the bitmap and the lower bounds.
     fn check(w: &HashedUnsorted<HostStorage>) {
+        // The search's answer, while kept, bounds every pending deadline.
+        if let Some(hint) = w.hint.get() {
+            let h = w.arena.remaining(hint);
+            assert!((1..crate::MAX_INTERVAL).contains(&h), "hint {h} ticks away");
+            for s in 0..w.slots.len() {
+                let mut at = w.slots.list(s).head;
+                while at != NIL {
+                    assert!(w.arena.remaining(w.arena.entry(at).deadline) >= h, "hint");
+                    at = w.arena.next(at);
+                }
+            }
+        }
         // A group bound still ahead bounds every deadline on the group.
         for s in 0..w.slots.len() {
             let glow = w.glow[HashedUnsorted::<HostStorage>::group_of(s)];
@@ -490,13 +522,17 @@ mod tests {
     fn a_sparse_wheel_sleeps_until_the_deadline() {
         let mut w = wheel(4, 256, 3);
         w.start(10_000, 0).unwrap();
-        // One busy slot: its bound is the deadline, not the cursor's next pass.
+        // One busy slot: its bound is the deadline, not the cursor's next pass. Nothing nearer
+        // than a turn: the search goes round the four groups and the part of the cursor's
+        // group behind it, one unit each.
+        let mut search = Work::unlimited();
+        assert_eq!(w.least_bound(&mut search), Some(10_003));
+        assert_eq!(search.done(), 5);
         assert_eq!(w.next_work(), Some(10_003));
+        // The clock's step takes that answer again, one unit, then walks the slot, one.
         let mut work = Work::unlimited();
         assert_eq!(w.advance(10_003, Clock::Tickless, &mut work), Advanced::Due);
-        // Nothing nearer than a turn: the search goes round the four groups and the part of
-        // the cursor's group behind it, one unit each, then the walk of the slot, one.
-        assert_eq!(work.done(), 5 + 1);
+        assert_eq!(work.done(), 1 + 1);
         assert_eq!(w.pop_expired().map(|e| e.deadline), Some(10_003));
         // A stop leaves the bounds low: one wasted visit, then they are exact again.
         let a = w.start(100, 1).unwrap();
@@ -505,11 +541,12 @@ mod tests {
         assert_eq!(w.next_work(), Some(10_103));
         let mut work = Work::unlimited();
         assert_eq!(w.advance(20_000, Clock::Tickless, &mut work), Advanced::Due);
-        // Two groups to the stale bound; the walk of its slot, one entry; the group's bound
-        // made exact, one busy slot; round the wheel to it, five; the walk that queues it.
+        // The stale bound, `next_work`'s answer, taken again (one unit); the walk of its slot,
+        // one entry; the group's bound made exact, one busy slot; round the wheel to it, five;
+        // the walk that queues it.
         assert_eq!(
             (w.now(), work.done()),
-            (10_103 + 256 * 3, 2 + 1 + 1 + 5 + 1)
+            (10_103 + 256 * 3, 1 + 1 + 1 + 5 + 1)
         );
         check(&w);
     }
@@ -525,6 +562,41 @@ mod tests {
                 return wakeups;
             }
         }
+    }
+
+    #[test]
+    fn a_search_is_kept_until_the_clock_moves_and_lowered_by_starts() {
+        let mut w = wheel(16, 4096, 0);
+        w.start(3000, 1).unwrap();
+        let mut work = Work::new(crate::NEXT_WORK_SLOTS);
+        let first = w.least_bound(&mut work).unwrap();
+        assert!((1..=3000).contains(&first), "{first}");
+        assert!(work.done() > 1, "the first answer is searched for");
+        // Asked again, it costs one unit.
+        let mut again = Work::new(crate::NEXT_WORK_SLOTS);
+        assert_eq!(w.least_bound(&mut again), Some(first));
+        assert_eq!(again.done(), 1);
+        // An earlier start lowers it; a stop leaves it, still a lower bound.
+        let h = w.start(5, 2).unwrap();
+        assert_eq!(w.next_work(), Some(5));
+        check(&w);
+        w.stop(h).unwrap();
+        assert_eq!(w.next_work(), Some(5));
+        check(&w);
+        // The clock moving forgets it: the next search finds the timer left.
+        assert_eq!(
+            w.advance(5, Clock::Tickless, &mut Work::unlimited()),
+            Advanced::Reached
+        );
+        let t = w.next_work().unwrap();
+        assert!((6..=3000).contains(&t), "{t}");
+        check(&w);
+        // A search cut short by its budget is not kept.
+        let mut short = Work::new(1);
+        let cut = w.least_bound(&mut short);
+        let mut whole = Work::new(crate::NEXT_WORK_SLOTS);
+        assert!(w.least_bound(&mut whole) >= cut);
+        assert!(whole.done() >= 1);
     }
 
     #[test]
