@@ -494,6 +494,13 @@ mod tests {
     use wheel::{scheme6::HashedUnsorted, scheme7::Hierarchical, Config, HostStorage};
 
     #[test]
+    fn each_way_is_its_own_constant() {
+        for way in Way::ALL {
+            assert_eq!(Way::of(way as u8), way);
+        }
+    }
+
+    #[test]
     fn glibc_rand_from_the_default_seed() {
         let mut r = GlibcRand::new(1);
         let v: Vec<i32> = (0..5).map(|_| r.next()).collect();
