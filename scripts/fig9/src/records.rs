@@ -254,13 +254,31 @@ mod tests {
         assert!(rows.len() > 100);
         // The published run measured every point several times, each repeat on its own row.
         assert!(rows.iter().any(|r| r.repeat > 0));
-        // It predates the pairs of the key n: no row says it has one.
-        assert!(rows.iter().all(|r| r.paired_n.is_none()));
+        // It paired the key curves' points: their rows at the two n name each other.
+        assert!(rows
+            .iter()
+            .any(|r| r.n == 1000 && r.paired_n == Some(1_000_000)));
+        assert!(rows
+            .iter()
+            .any(|r| r.n == 1_000_000 && r.paired_n == Some(1000)));
         assert!(point(&rows, "scheme7-setcallout", "kernel", 1000).is_some());
         let ticks: Vec<TickRow> = read(&doc.join("tick.csv")).unwrap();
         assert!(ticks.iter().any(|t| t.curve == "scheme6-turnover"));
         let memory: Vec<MemoryRow> = read(&doc.join("memory.csv")).unwrap();
         assert!(memory.iter().all(|m| m.bytes_per_callout > 0.0));
+    }
+
+    #[test]
+    fn a_csv_from_before_the_added_columns_still_reads() {
+        let old = "curve,interface,measure,n,ns_per_op,iterations,note\n\
+                   scheme7-setcallout,setcallout,kernel,1000,284.000,10,\n";
+        let rows: Vec<Row> = parse(old).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].ns_per_op, Some(284.0));
+        assert_eq!(
+            (rows[0].repeat, rows[0].max_hold_ns, rows[0].paired_n),
+            (0, None, None)
+        );
     }
 
     #[test]

@@ -537,9 +537,9 @@ mod tests {
         let rows: Vec<Row> = crate::records::read(&doc).unwrap();
         let s = summarize(&rows, "kernel", 1000, 1_000_000);
         assert!(median(&s.flatness[0]).is_some());
-        // It predates the pairs: its flatness is said to come from points minutes apart.
-        assert!(s.flatness.iter().all(|f| !f.back_to_back));
-        assert!(render(&s).contains("minutes apart"));
+        // Its key points are paired: the flatness comes from repeats measured back to back.
+        assert!(s.flatness.iter().all(|f| f.back_to_back));
+        assert!(render(&s).contains("measured back to back: seconds apart"));
         assert!(median(&s.vs_linux[0]).is_some());
         assert!(s.baseline.is_some());
     }
