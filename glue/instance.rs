@@ -261,8 +261,9 @@ impl Instance {
     /// Runs a start or reschedule `op` (which returns the handle it placed), finishing a
     /// placement that walks across holds (schemes 2 and 5) with the lock released in between;
     /// then arms the clock for it. A signal during the walk cancels a start (EINTR); it undoes
-    /// a reschedule (EINTR, the callout back where it was, as it was), unless the callout's
-    /// old deadline has come meanwhile: the reschedule is then finished.
+    /// a reschedule (EINTR, the callout back where it was, as it was, or due at once if its
+    /// old deadline has come meanwhile). Should a scheme refuse the undo, the reschedule is
+    /// finished instead.
     fn start_op(
         &self,
         is_start: bool,
@@ -287,7 +288,7 @@ impl Instance {
                         self.arm();
                         return Err(EINTR);
                     }
-                    // Its old deadline has come: the reset goes on to its end.
+                    // Refused: the reset goes on to its end.
                     false => undo = false,
                 }
             }
@@ -457,7 +458,7 @@ impl Instance {
             if signalled() {
                 if let Some(i) = placing {
                     // A start cut short leaves nothing; a reschedule goes back where it was
-                    // (or, its old deadline come, is finished below).
+                    // (due at once if its old deadline has come; if refused, finished below).
                     if matches!(ops[i].op, TW_OP_SET | TW_OP_TIMEOUT | TW_OP_RESET) {
                         let h = Handle::from_raw(ops[i].handle);
                         self.core.hold(|st, _| st.cancel_new(h));

@@ -160,8 +160,8 @@ struct tw_set {
  * Errors: as TW_IOC_SETCALLOUT (but ENOSPC), and
  *         ENOENT  the handle is stale
  *         EINTR   a signal arrived during a long placement (schemes 2 and 5): the callout is
- *                 back where it was, with its old deadline (unless that deadline came during
- *                 the placement: the reset is then finished, and succeeds)
+ *                 back where it was, with its old deadline (if that deadline came during the
+ *                 placement, it is due at once, and fires with it, late)
  */
 struct tw_reset {
 	__u64 handle;

@@ -722,9 +722,10 @@ pub trait Scheme {
 
     /// Undoes the reschedule whose placement is in progress, in O(1): the timer goes back
     /// where it was, with the deadline it had, as if never rescheduled (for a caller cut short
-    /// by a signal). `false`, changing nothing, if nothing is placing, if the placing timer
-    /// is a start (stop it instead), if its old deadline has come meanwhile, or if timers
-    /// started since now stand between its old neighbours (finish the placement then).
+    /// by a signal); if that deadline has come meanwhile, onto the due queue (late, as it
+    /// would have fired had it not been moved). `false`, changing nothing, if nothing is
+    /// placing, if the placing timer is a start (stop it instead), or if timers started since
+    /// now stand between its old neighbours (finish the placement then).
     fn abandon_placement(&mut self) -> bool {
         false
     }

@@ -31,7 +31,7 @@
 //! BSD's `timeout()`.
 
 use super::arena::{Arena, List, NIL};
-use super::sorted::{Back, Placing};
+use super::sorted::{Back, Placing, PutBack};
 use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
 
 /// `Entry::list` of an entry on the ordered list.
@@ -99,8 +99,12 @@ impl<S: Storage> OrderedList<S> {
     fn put_back(&mut self) -> bool {
         let head = self.list.head;
         match self.placing.put_back(&mut self.arena, |_| head) {
-            Some((idx, at)) => {
+            Some(PutBack::Before(idx, at)) => {
                 self.insert_before(at, idx);
+                true
+            }
+            Some(PutBack::Due(idx)) => {
+                self.arena.queue(idx);
                 true
             }
             None => false,

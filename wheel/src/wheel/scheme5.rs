@@ -44,7 +44,7 @@
 
 use super::arena::{Arena, NIL};
 use super::slots::Slots;
-use super::sorted::{Back, Placing};
+use super::sorted::{Back, Placing, PutBack};
 use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
 
 /// `Entry::list` of an entry on a slot (which slot, its deadline says).
@@ -125,10 +125,14 @@ impl<S: Storage> HashedSorted<S> {
         let (slots, mask) = (&self.slots, self.mask);
         let head = |deadline: u64| slots.list((deadline & mask) as u32).head;
         match self.placing.put_back(&mut self.arena, head) {
-            Some((idx, at)) => {
+            Some(PutBack::Before(idx, at)) => {
                 let slot = self.slot_of(self.arena.entry(idx).deadline);
                 self.slots
                     .insert_before(&mut self.arena, slot, SLOTTED, at, idx);
+                true
+            }
+            Some(PutBack::Due(idx)) => {
+                self.arena.queue(idx);
                 true
             }
             None => false,

@@ -25,6 +25,15 @@ pub(super) struct Back {
     pub(super) after: u32,
 }
 
+/// How [`Placing::put_back`] gives a timer back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum PutBack {
+    /// Entry `.0` goes before entry `.1` (or last: `NIL`) on the list it was on.
+    Before(u32, u32),
+    /// Entry `.0` is due: its old deadline came while it walked.
+    Due(u32),
+}
+
 impl Placing {
     /// Nothing placing.
     pub(super) const NONE: Placing = Placing(None, None);
@@ -48,33 +57,38 @@ impl Placing {
         self.1 = back;
     }
 
-    /// Ends a reschedule's placement by putting its timer back: if its old deadline is still
-    /// ahead and still sorts between the neighbours it had (`head` gives the head of the list
-    /// for a deadline, the one it was on), the entry takes that deadline back and comes back
-    /// with the entry it goes before there (or `NIL`), for the scheme to link it; else `None`
-    /// and nothing changes (nothing placing, a start, its deadline come, or its place taken).
+    /// Ends a reschedule's placement by putting its timer back, with the deadline it had: if
+    /// that deadline is still ahead and still sorts between the neighbours it had (`head` gives
+    /// the head of the list for a deadline, the one it was on), the entry comes back with the
+    /// entry it goes before there, for the scheme to link it; if the deadline has come while it
+    /// walked, the entry comes back due, for the scheme to queue it (late, never early, as
+    /// it would have fired had it never been rescheduled). Else `None` and nothing changes
+    /// (nothing placing, a start, or its place taken).
     pub(super) fn put_back<S: Storage>(
         &mut self,
         arena: &mut Arena<S>,
         head: impl FnOnce(u64) -> u32,
-    ) -> Option<(u32, u32)> {
+    ) -> Option<PutBack> {
         let ((idx, _), back) = (self.0?, self.1?);
         let remaining = |idx: u32| arena.remaining(arena.entry(idx).deadline);
         let left = arena.remaining(back.deadline);
+        if left == 0 || left >= super::MAX_INTERVAL {
+            *self = Placing::NONE;
+            arena.entry_mut(idx).deadline = back.deadline;
+            return Some(PutBack::Due(idx));
+        }
         let at = match back.after {
             NIL => head(back.deadline),
             after => arena.next(after),
         };
-        let fits = left != 0
-            && left < super::MAX_INTERVAL
-            && (back.after == NIL || remaining(back.after) <= left)
+        let fits = (back.after == NIL || remaining(back.after) <= left)
             && (at == NIL || left <= remaining(at));
         if !fits {
             return None;
         }
         *self = Placing::NONE;
         arena.entry_mut(idx).deadline = back.deadline;
-        Some((idx, at))
+        Some(PutBack::Before(idx, at))
     }
 
     /// Continues the walk within `work`. Once the place is found the placement ends, and the
