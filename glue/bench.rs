@@ -178,7 +178,7 @@ impl Instance {
                         }
                         _ => {
                             handle = None;
-                            c.unsetcallout(h).map_err(errno)?;
+                            c.unsetcallout_within(h, work).map_err(errno)?;
                             handle = Some(c.setcallout_range(t, t, 0, work).map_err(errno)?);
                         }
                     }
@@ -200,11 +200,11 @@ impl Instance {
         }
         // The bench's callout goes, placed or placing, whatever happened above, and so does a
         // walk of its untimeout cut short.
-        self.core.hold(|st, _| {
+        self.core.hold(|st, work| {
             if let Ok(c) = st.callouts() {
                 c.abandon_untimeout();
                 if let Some(h) = handle {
-                    let _ = c.unsetcallout(h);
+                    let _ = c.unsetcallout_within(h, work);
                 }
             }
         });

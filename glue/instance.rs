@@ -280,7 +280,7 @@ impl Instance {
             if undo && signalled() {
                 match is_start {
                     true => {
-                        self.core.hold(|st, _| st.cancel_new(h));
+                        self.core.hold(|st, work| st.cancel_new(h, work));
                         return Err(EINTR);
                     }
                     false if self.core.hold(|st, _| st.abandon_reset()) => {
@@ -329,7 +329,7 @@ impl Instance {
     /// that a bad pointer leaves nothing behind that its caller cannot name.
     fn write_back<T: AsBytes>(&self, w: &mut UserSliceWriter, v: &T, h: Handle) -> Result {
         w.write(v).inspect_err(|_| {
-            self.core.hold(|st, _| st.cancel_new(h));
+            self.core.hold(|st, work| st.cancel_new(h, work));
         })
     }
 
@@ -338,7 +338,7 @@ impl Instance {
         // Read in the same hold: an unset that leaves something outstanding costs no more.
         let idle = self.core.hold(|st, work| {
             work.spend(1);
-            st.unset(h).map(|()| st.armed_for_nothing())
+            st.unset(h, work).map(|()| st.armed_for_nothing())
         })?;
         if idle {
             self.arm();
@@ -461,7 +461,7 @@ impl Instance {
                     // (due at once if its old deadline has come; if refused, finished below).
                     if matches!(ops[i].op, TW_OP_SET | TW_OP_TIMEOUT | TW_OP_RESET) {
                         let h = Handle::from_raw(ops[i].handle);
-                        self.core.hold(|st, _| st.cancel_new(h));
+                        self.core.hold(|st, work| st.cancel_new(h, work));
                         ops[i].result = EINTR.to_errno();
                         placing = None;
                     } else if self.core.hold(|st, _| st.abandon_reset()) {

@@ -260,10 +260,12 @@ impl State {
         Ok(h)
     }
 
-    pub(crate) fn unset(&mut self, h: Handle) -> Result {
+    /// `unsetcallout`, spending on `work` what the scheme's stop visits beyond the callout
+    /// (scheme 3's sift): the caller pays the callout's own unit.
+    pub(crate) fn unset(&mut self, h: Handle, work: &mut Work) -> Result {
         self.callouts()
             .map_err(|_| ENOENT)?
-            .unsetcallout(h)
+            .unsetcallout_within(h, work)
             .map_err(errno)?;
         self.stats.stopped += 1;
         Ok(())
@@ -272,8 +274,8 @@ impl State {
     /// Cancels a callout just started for a caller that will not get its handle (a signal
     /// during its placement, a handle that cannot be written back), and takes it out of the
     /// statistics; nothing if it is gone already (a placing callout may fire meanwhile).
-    pub(crate) fn cancel_new(&mut self, h: Handle) {
-        if self.unset(h).is_ok() {
+    pub(crate) fn cancel_new(&mut self, h: Handle, work: &mut Work) {
+        if self.unset(h, work).is_ok() {
             self.stats.started -= 1;
             self.stats.stopped -= 1;
         }
@@ -363,7 +365,7 @@ impl State {
             TW_OP_SET => self
                 .set(op.a, 0, op.b, work)
                 .map(|h| op.handle = h.to_raw()),
-            TW_OP_UNSET => self.unset(Handle::from_raw(op.handle)),
+            TW_OP_UNSET => self.unset(Handle::from_raw(op.handle), work),
             TW_OP_TIMEOUT => self
                 .timeout(op.a, op.b, op.c, 0, work)
                 .map(|h| op.handle = h.to_raw()),
@@ -372,7 +374,7 @@ impl State {
                 r => r.map(|_| ()),
             },
             TW_OP_RESET => self
-                .unset(Handle::from_raw(op.handle))
+                .unset(Handle::from_raw(op.handle), work)
                 .and_then(|()| self.set(op.a, 0, op.b, work))
                 .map(|h| op.handle = h.to_raw()),
             TW_OP_MOD => self.reset(Handle::from_raw(op.handle), op.a, op.b, work),
@@ -633,7 +635,7 @@ mod tests {
         let w = &mut Work::unlimited();
         assert_eq!(st.timeout(1, 2, 3, 0, w), Err(EINVAL));
         let h = st.set(3, 0, 9, w).unwrap();
-        assert_eq!(st.unset(h), Ok(()));
+        assert_eq!(st.unset(h, w), Ok(()));
         assert_eq!(st.snapshot().flags, u64::from(TW_CONFIG_HANDLES_ONLY));
     }
 

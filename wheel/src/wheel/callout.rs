@@ -261,7 +261,17 @@ impl<S: Storage> Callouts<S> {
     /// Cancels the callout `handle` names — from either interface — and says what it was.
     /// Fails with [`Error::Stale`], changing nothing, if it fired or was cancelled.
     pub fn unsetcallout(&mut self, handle: Handle) -> Result<Origin, Error> {
-        let id = self.scheme.stop(handle)?;
+        self.unsetcallout_within(handle, &mut Work::unlimited())
+    }
+
+    /// [`Callouts::unsetcallout`], spending on `work` what the scheme's stop costs beyond the
+    /// callout itself ([`Scheme::stop_within`]).
+    pub fn unsetcallout_within(
+        &mut self,
+        handle: Handle,
+        work: &mut Work,
+    ) -> Result<Origin, Error> {
+        let id = self.scheme.stop_within(handle, work)?;
         Ok(self.forget(handle.index(), id))
     }
 
@@ -346,7 +356,7 @@ impl<S: Storage> Callouts<S> {
         }
         // Cannot fail: every slot on a chain is outstanding.
         let handle = self.scheme.handle_at(s.best).ok_or(Error::Stale)?;
-        let id = self.scheme.stop(handle)?;
+        let id = self.scheme.stop_within(handle, work)?;
         self.forget(s.best, id);
         Ok(true)
     }

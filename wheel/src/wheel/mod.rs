@@ -118,12 +118,13 @@
 /// - `fn file(&mut self, idx: u32, deadline: u64, work: &mut Work)`: links entry `idx`, on no
 ///   list and with its deadline set to `deadline` (passed along so that the hot path need not
 ///   read it back), where it belongs (or starts a bounded placement, schemes 2 and 5);
-/// - `fn unlink(&mut self, idx: u32)`: takes a pending (or placing) entry off the scheme's own
-///   lists, fixing up any cursor that stood on it;
-/// - `fn retime(&mut self, idx: u32, deadline: u64) -> bool`: gives pending entry `idx` a new
-///   deadline where it stands, if that is where the new deadline belongs, or moves it itself
-///   where that is as cheap as an unlink and a file (`false`: unchanged, to be unlinked and
-///   filed);
+/// - `fn unlink(&mut self, idx: u32, work: &mut Work)`: takes a pending (or placing) entry off
+///   the scheme's own lists, fixing up any cursor that stood on it; spends on `work` what it
+///   visits beyond the entry (scheme 3's sift), as the caller has paid for the entry itself;
+/// - `fn retime(&mut self, idx: u32, deadline: u64, work: &mut Work) -> bool`: gives pending
+///   entry `idx` a new deadline where it stands, if that is where the new deadline belongs, or
+///   moves it itself where that is as cheap as an unlink and a file (`false`: unchanged, to be
+///   unlinked and filed); spends on `work` as `unlink` does;
 /// - `fn enter(&mut self, tick: u64, clock: Clock)`: moves the clock to `tick`, after now and
 ///   not after the next tick with bookkeeping, and begins that tick's bookkeeping;
 /// - `fn run_tick(&mut self, work: &mut Work) -> bool`: continues the current tick's bookkeeping
@@ -181,9 +182,18 @@ macro_rules! arena_delegates {
         }
 
         fn stop(&mut self, handle: super::Handle) -> Result<u64, super::Error> {
+            self.stop_within(handle, &mut super::Work::unlimited())
+        }
+
+        #[inline]
+        fn stop_within(
+            &mut self,
+            handle: super::Handle,
+            work: &mut super::Work,
+        ) -> Result<u64, super::Error> {
             let idx = self.$arena.resolve(handle)?;
             if !self.$arena.is_queued(idx) {
-                self.unlink(idx);
+                self.unlink(idx, work);
             }
             Ok(self.$arena.release(idx))
         }
@@ -344,10 +354,10 @@ macro_rules! arena_moves {
             let deadline = self.choose(a, b)?;
             if self.$arena.is_queued(idx) {
                 self.$arena.unqueue(idx);
-            } else if self.retime(idx, deadline) {
+            } else if self.retime(idx, deadline, work) {
                 return Ok(());
             } else {
-                self.unlink(idx);
+                self.unlink(idx, work);
             }
             self.$arena.entry_mut(idx).deadline = deadline;
             self.file(idx, deadline, work);
@@ -630,8 +640,14 @@ pub trait Scheme {
     /// Unbounded: [`Scheme::start_range`] with `earliest == latest` and no work limit.
     fn start(&mut self, interval: u64, id: u64) -> Result<Handle, Error>;
 
-    /// `STOP_TIMER`: cancels a pending or queued timer and returns its request id.
+    /// `STOP_TIMER`: cancels a pending or queued timer and returns its request id. Unbounded:
+    /// [`Scheme::stop_within`] with no work limit.
     fn stop(&mut self, handle: Handle) -> Result<u64, Error>;
+
+    /// [`Scheme::stop`], spending on `work` what taking the timer off costs beyond the timer
+    /// itself (scheme 3's sift, up to log2 n swaps; nothing in the others), so that a caller
+    /// that counts a stop as one unit of its budget counts all of it. Runs to its end.
+    fn stop_within(&mut self, handle: Handle, work: &mut Work) -> Result<u64, Error>;
 
     /// `PER_TICK_BOOKKEEPING`: advances the clock one tick and queues what is due on it.
     /// Returns how many timers were queued. Unbounded: [`Scheme::advance`] to the next tick,
@@ -814,6 +830,9 @@ impl<S: Storage> Scheme for AnyScheme<S> {
     }
     fn stop(&mut self, handle: Handle) -> Result<u64, Error> {
         dispatch!(self, s => s.stop(handle))
+    }
+    fn stop_within(&mut self, handle: Handle, work: &mut Work) -> Result<u64, Error> {
+        dispatch!(self, s => s.stop_within(handle, work))
     }
     fn tick(&mut self) -> usize {
         dispatch!(self, s => s.tick())

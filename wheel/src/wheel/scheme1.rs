@@ -98,14 +98,14 @@ impl<S: Storage> Straightforward<S> {
         self.lower(deadline);
     }
 
-    fn unlink(&mut self, idx: u32) {
+    fn unlink(&mut self, idx: u32, _work: &mut Work) {
         if self.walk == idx {
             self.walk = self.arena.next(idx);
         }
         self.arena.unlink(&mut self.list, idx);
     }
 
-    fn retime(&mut self, idx: u32, deadline: u64) -> bool {
+    fn retime(&mut self, idx: u32, deadline: u64, _work: &mut Work) -> bool {
         self.arena.entry_mut(idx).deadline = deadline;
         self.lower(deadline);
         true

@@ -143,7 +143,7 @@ impl<S: Storage> OrderedList<S> {
         self.arena.insert_before(&mut self.list, ORDERED, at, idx);
     }
 
-    fn unlink(&mut self, idx: u32) {
+    fn unlink(&mut self, idx: u32, _work: &mut Work) {
         if self.placing.forget(&self.arena, idx) {
             return;
         }
@@ -154,13 +154,13 @@ impl<S: Storage> OrderedList<S> {
         self.arena.unlink(&mut self.list, idx);
     }
 
-    fn retime(&mut self, idx: u32, deadline: u64) -> bool {
+    fn retime(&mut self, idx: u32, deadline: u64, work: &mut Work) -> bool {
         let (prev, next) = (self.arena.prev(idx), self.arena.next(idx));
         let left = self.arena.remaining(deadline);
         let fits = (prev == NIL || self.remaining(prev) <= left)
             && (next == NIL || left < self.remaining(next));
         if fits {
-            self.unlink(idx);
+            self.unlink(idx, work);
             self.arena.entry_mut(idx).deadline = deadline;
             self.insert_before(next, idx);
         } else {
@@ -204,7 +204,7 @@ impl<S: Storage> OrderedList<S> {
             }
             first = false;
             work.spend(1);
-            self.unlink(head);
+            self.unlink(head, work);
             self.arena.queue(head);
         }
         true

@@ -170,18 +170,20 @@ impl<S: Storage> Heap<S> {
         self.counted(work, |h| h.push(idx));
     }
 
-    fn unlink(&mut self, idx: u32) {
+    fn unlink(&mut self, idx: u32, work: &mut Work) {
         let pos = self.pos[idx as usize] as usize;
         debug_assert_eq!(self.heap[pos], idx, "heap position of entry {idx} is stale");
-        self.remove(pos);
+        self.counted(work, |h| h.remove(pos));
     }
 
-    fn retime(&mut self, idx: u32, deadline: u64) -> bool {
+    fn retime(&mut self, idx: u32, deadline: u64, work: &mut Work) -> bool {
         self.arena.entry_mut(idx).deadline = deadline;
         let pos = self.pos[idx as usize] as usize;
-        if self.sift_up(pos) == pos {
-            self.sift_down(pos);
-        }
+        self.counted(work, |h| {
+            if h.sift_up(pos) == pos {
+                h.sift_down(pos);
+            }
+        });
         true
     }
 
@@ -247,7 +249,7 @@ impl<S: Storage> Scheme for Heap<S> {
 mod tests {
     use super::*;
     use crate::model::{check_against, Foresight, Profile};
-    use crate::HostStorage;
+    use crate::{Handle, HostStorage};
     use std::vec::Vec;
 
     fn heap(start: u64) -> Heap<HostStorage> {
@@ -307,6 +309,26 @@ mod tests {
             }
         }
         assert_eq!(fired, [(2, u64::MAX), (3, 2), (1, 7)]);
+    }
+
+    #[test]
+    fn stops_and_moves_count_their_sifts() {
+        let mut h = heap(0);
+        let handles: Vec<Handle> = (1..=500).map(|i| h.start(i, i).unwrap()).collect();
+        // The root's stop moves the last leaf down from the top: about log2 500 swaps.
+        let mut work = Work::unlimited();
+        assert_eq!(h.stop_within(handles[0], &mut work), Ok(1));
+        assert!((4..=9).contains(&work.done()), "{}", work.done());
+        assert_heap(&h);
+        // A move to the back sifts down as far; the reschedule's own unit comes on top.
+        let mut work = Work::unlimited();
+        h.reschedule(handles[1], 600, 600, &mut work).unwrap();
+        assert!((5..=10).contains(&work.done()), "{}", work.done());
+        assert_heap(&h);
+        // A leaf's stop swaps nothing.
+        let mut work = Work::unlimited();
+        h.stop_within(handles[499], &mut work).unwrap();
+        assert_eq!(work.done(), 0);
     }
 
     #[test]

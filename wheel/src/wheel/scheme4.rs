@@ -129,13 +129,13 @@ impl<S: Storage> BasicWheel<S> {
         self.slots.push_back(&mut self.arena, slot, SLOTTED, idx);
     }
 
-    fn unlink(&mut self, idx: u32) {
+    fn unlink(&mut self, idx: u32, _work: &mut Work) {
         let slot = self.slot_of(idx);
         self.slots.unlink(&mut self.arena, slot, idx);
     }
 
     /// A slot holds one deadline: only the same deadline stays.
-    fn retime(&mut self, idx: u32, deadline: u64) -> bool {
+    fn retime(&mut self, idx: u32, deadline: u64, _work: &mut Work) -> bool {
         self.arena.entry(idx).deadline == deadline
     }
 

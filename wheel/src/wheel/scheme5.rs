@@ -151,7 +151,7 @@ impl<S: Storage> HashedSorted<S> {
         true
     }
 
-    fn unlink(&mut self, idx: u32) {
+    fn unlink(&mut self, idx: u32, _work: &mut Work) {
         if self.placing.forget(&self.arena, idx) {
             return;
         }
@@ -159,7 +159,7 @@ impl<S: Storage> HashedSorted<S> {
         self.slots.unlink(&mut self.arena, slot, idx);
     }
 
-    fn retime(&mut self, idx: u32, deadline: u64) -> bool {
+    fn retime(&mut self, idx: u32, deadline: u64, _work: &mut Work) -> bool {
         let old = self.arena.entry(idx).deadline;
         let (prev, next) = (self.arena.prev(idx), self.arena.next(idx));
         let left = self.arena.remaining(deadline);

@@ -198,7 +198,7 @@ impl<S: Storage> HashedUnsorted<S> {
         self.slots.push_back(&mut self.arena, slot, SLOTTED, idx);
     }
 
-    fn unlink(&mut self, idx: u32) {
+    fn unlink(&mut self, idx: u32, _work: &mut Work) {
         if self.walk == idx {
             self.walk = self.arena.next(idx);
         }
@@ -207,7 +207,7 @@ impl<S: Storage> HashedUnsorted<S> {
     }
 
     /// Within its slot, a new deadline is a new number in the entry, nothing more.
-    fn retime(&mut self, idx: u32, deadline: u64) -> bool {
+    fn retime(&mut self, idx: u32, deadline: u64, _work: &mut Work) -> bool {
         let slot = self.slot_of(deadline);
         if slot != self.slot_of(self.arena.entry(idx).deadline) {
             return false;

@@ -423,7 +423,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
 
     /// Unlinks pending entry `idx` from its list, clearing the slot's bit if it empties.
     #[inline(always)]
-    fn unlink(&mut self, idx: u32) {
+    fn unlink(&mut self, idx: u32, _work: &mut Work) {
         if self.ov_at == idx {
             self.ov_at = self.arena.next(idx);
         }
@@ -439,7 +439,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     /// is Ratas' idle timer; Linux's wheel, which never cascades, must move the timer). Any
     /// other deadline: the same list, or one unlink and one link, the list found once.
     #[inline(always)]
-    fn retime(&mut self, idx: u32, deadline: u64) -> bool {
+    fn retime(&mut self, idx: u32, deadline: u64, work: &mut Work) -> bool {
         let (list, put_off) = self.list_of_entry(idx);
         if list < Self::TOP {
             let level = list / LVL_SIZE;
@@ -474,7 +474,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
                 self.lower(list, deadline);
             }
             Some(to) => {
-                self.unlink(idx);
+                self.unlink(idx, work);
                 self.arena.entry_mut(idx).deadline = deadline;
                 self.link(to, idx);
             }
@@ -618,7 +618,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
             }
             *first = false;
             work.spend(1);
-            self.unlink(head);
+            self.unlink(head, work);
             match to {
                 None => self.arena.queue(head),
                 Some(to) => self.link(to, head),
@@ -643,7 +643,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
                     self.ov_min = self.arena.sooner(self.ov_min, deadline);
                 }
                 to => {
-                    self.unlink(at);
+                    self.unlink(at, work);
                     match to {
                         None => self.arena.queue(at),
                         Some(to) => self.link(to, at),
