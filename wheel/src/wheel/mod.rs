@@ -123,8 +123,9 @@
 ///   visits beyond the entry (scheme 3's sift), as the caller has paid for the entry itself;
 /// - `fn retime(&mut self, idx: u32, deadline: u64, work: &mut Work) -> bool`: gives pending
 ///   entry `idx` a new deadline where it stands, if that is where the new deadline belongs, or
-///   moves it itself where that is as cheap as an unlink and a file (`false`: unchanged, to be
-///   unlinked and filed); spends on `work` as `unlink` does;
+///   moves it itself where that is as cheap as an unlink and a file, or where the move keeps
+///   its way back (schemes 2 and 5) (`false`: unchanged, to be unlinked and filed); spends on
+///   `work` as `unlink` does;
 /// - `fn enter(&mut self, tick: u64, clock: Clock)`: moves the clock to `tick`, after now and
 ///   not after the next tick with bookkeeping, and begins that tick's bookkeeping;
 /// - `fn run_tick(&mut self, work: &mut Work) -> bool`: continues the current tick's bookkeeping

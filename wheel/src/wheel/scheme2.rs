@@ -51,9 +51,6 @@ pub struct OrderedList<S: Storage> {
     delta: S::Buf<u64>,
     /// The timer whose place a bounded walk of `list` is looking for.
     placing: Placing,
-    /// Where the entry [`Self::retime`] could not keep in place stood, for the placement that
-    /// follows.
-    moving: Option<(u32, Back)>,
 }
 
 impl<S: Storage> OrderedList<S> {
@@ -66,7 +63,6 @@ impl<S: Storage> OrderedList<S> {
             list: List::EMPTY,
             delta,
             placing: Placing::NONE,
-            moving: None,
         })
     }
 
@@ -84,11 +80,12 @@ impl<S: Storage> OrderedList<S> {
     }
 
     fn file(&mut self, idx: u32, _deadline: u64, work: &mut Work) {
-        let back = self
-            .moving
-            .take()
-            .filter(|(i, _)| *i == idx)
-            .map(|(_, b)| b);
+        self.begin_placing(idx, None, work);
+    }
+
+    /// Starts placing entry `idx`, on no list, from the head of the list, within `work`;
+    /// `back` for a reschedule, where it was.
+    fn begin_placing(&mut self, idx: u32, back: Option<Back>, work: &mut Work) {
         self.placing
             .begin(&mut self.arena, idx, self.list.head, back);
         self.walk(work);
@@ -159,22 +156,18 @@ impl<S: Storage> OrderedList<S> {
         let left = self.arena.remaining(deadline);
         let fits = (prev == NIL || self.remaining(prev) <= left)
             && (next == NIL || left < self.remaining(next));
-        if fits {
-            self.unlink(idx, work);
-            self.arena.entry_mut(idx).deadline = deadline;
-            self.insert_before(next, idx);
-        } else {
-            // The entry is unlinked and placed afresh next: its way back.
-            let old = self.arena.entry(idx).deadline;
-            self.moving = Some((
-                idx,
-                Back {
-                    deadline: old,
-                    after: prev,
-                },
-            ));
+        let back = Back {
+            deadline: self.arena.entry(idx).deadline,
+            after: prev,
+        };
+        self.unlink(idx, work);
+        self.arena.entry_mut(idx).deadline = deadline;
+        match fits {
+            true => self.insert_before(next, idx),
+            // Placed afresh, keeping its way back.
+            false => self.begin_placing(idx, Some(back), work),
         }
-        fits
+        true
     }
 
     fn enter(&mut self, tick: u64, _clock: Clock) {

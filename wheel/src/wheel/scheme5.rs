@@ -65,9 +65,6 @@ pub struct HashedSorted<S: Storage> {
     mask: u64,
     /// The timer whose place a bounded walk of its slot is looking for.
     placing: Placing,
-    /// Where the entry [`Self::retime`] could not keep in place stood, for the placement that
-    /// follows.
-    moving: Option<(u32, Back)>,
 }
 
 impl<S: Storage> HashedSorted<S> {
@@ -85,7 +82,6 @@ impl<S: Storage> HashedSorted<S> {
             slots: Slots::new(m)?,
             mask: u64::from(m) - 1,
             placing: Placing::NONE,
-            moving: None,
         })
     }
 
@@ -108,13 +104,13 @@ impl<S: Storage> HashedSorted<S> {
     }
 
     fn file(&mut self, idx: u32, deadline: u64, work: &mut Work) {
-        let slot = self.slot_of(deadline);
-        let head = self.slots.list(slot).head;
-        let back = self
-            .moving
-            .take()
-            .filter(|(i, _)| *i == idx)
-            .map(|(_, b)| b);
+        self.begin_placing(idx, deadline, None, work);
+    }
+
+    /// Starts placing entry `idx`, on no list, from the head of the slot of `deadline`, within
+    /// `work`; `back` for a reschedule, where it was.
+    fn begin_placing(&mut self, idx: u32, deadline: u64, back: Option<Back>, work: &mut Work) {
+        let head = self.slots.list(self.slot_of(deadline)).head;
         self.placing.begin(&mut self.arena, idx, head, back);
         self.walk(work);
     }
@@ -159,26 +155,26 @@ impl<S: Storage> HashedSorted<S> {
         self.slots.unlink(&mut self.arena, slot, idx);
     }
 
-    fn retime(&mut self, idx: u32, deadline: u64, _work: &mut Work) -> bool {
+    fn retime(&mut self, idx: u32, deadline: u64, work: &mut Work) -> bool {
         let old = self.arena.entry(idx).deadline;
         let (prev, next) = (self.arena.prev(idx), self.arena.next(idx));
         let left = self.arena.remaining(deadline);
         let fits = self.slot_of(old) == self.slot_of(deadline)
             && (prev == NIL || self.remaining(prev) <= left)
             && (next == NIL || left < self.remaining(next));
-        if fits {
+        if !fits {
+            // Placed afresh, keeping its way back.
+            self.unlink(idx, work);
             self.arena.entry_mut(idx).deadline = deadline;
-        } else {
-            // The entry is unlinked and placed afresh next: its way back.
-            self.moving = Some((
-                idx,
-                Back {
-                    deadline: old,
-                    after: prev,
-                },
-            ));
+            let back = Back {
+                deadline: old,
+                after: prev,
+            };
+            self.begin_placing(idx, deadline, Some(back), work);
+            return true;
         }
-        fits
+        self.arena.entry_mut(idx).deadline = deadline;
+        true
     }
 
     fn enter(&mut self, tick: u64, _clock: Clock) {
