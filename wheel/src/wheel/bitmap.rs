@@ -75,22 +75,7 @@ impl<S: Storage> Occupancy<S> {
         let was = *w;
         *w |= mask_of(bit);
         if was == 0 && self.levels > 1 {
-            self.set_above(bit / WORD_BITS);
-        }
-    }
-
-    /// Marks busy bit `bit` of level 1, and the levels above as they need.
-    #[inline(never)]
-    fn set_above(&mut self, bit: u32) {
-        let mut bit = bit;
-        for l in 1..self.levels {
-            let w = &mut self.words[self.starts[l] + word_of(bit)];
-            let was = *w;
-            *w |= mask_of(bit);
-            if was != 0 {
-                return;
-            }
-            bit /= WORD_BITS;
+            self.mark_above(bit / WORD_BITS, true);
         }
     }
 
@@ -100,18 +85,24 @@ impl<S: Storage> Occupancy<S> {
         let w = &mut self.words[word_of(bit)];
         *w &= !mask_of(bit);
         if *w == 0 && self.levels > 1 {
-            self.clear_above(bit / WORD_BITS);
+            self.mark_above(bit / WORD_BITS, false);
         }
     }
 
-    /// Marks idle bit `bit` of level 1, and the levels above as they need.
+    /// Marks bit `bit` of level 1 busy (a word below became busy) or idle (one became idle),
+    /// and the levels above as far as a word's emptiness changes.
     #[inline(never)]
-    fn clear_above(&mut self, bit: u32) {
+    fn mark_above(&mut self, bit: u32, busy: bool) {
         let mut bit = bit;
         for l in 1..self.levels {
             let w = &mut self.words[self.starts[l] + word_of(bit)];
-            *w &= !mask_of(bit);
-            if *w != 0 {
+            let was = *w;
+            match busy {
+                true => *w |= mask_of(bit),
+                false => *w &= !mask_of(bit),
+            }
+            // The word's emptiness unchanged: nothing above changes.
+            if (was == 0) == (*w == 0) {
                 return;
             }
             bit /= WORD_BITS;
