@@ -29,7 +29,7 @@
 //!
 //! - one `Slot` per arena index (a handle's [`Handle::index`]): for a legacy callout, its
 //!   `(func, arg)` and its links on a hash chain; for any other index (free, or armed by
-//!   `setcallout`), an empty mark, so that `setcallout` writes nothing there;
+//!   `setcallout`), nothing, so that `setcallout` writes nothing there;
 //! - one bit per arena index, set while it is a legacy callout: what `unsetcallout` and
 //!   `pop_expired` look at, so that a callout armed with `setcallout` never touches its slot,
 //!   whose cache line, among a million, would be a miss;
@@ -106,35 +106,29 @@ pub struct Fired {
 }
 
 /// What the legacy callout at one arena index is, and its links on its hash chain. Meaningful
-/// only while that index is outstanding; a callout armed with `setcallout` has nothing here but
-/// the mark [`NOT_LEGACY`] (its cookie is the scheme's request id).
+/// only while that index is an outstanding legacy callout (its bit in `Callouts::legacy`); a
+/// callout armed with `setcallout` has nothing here (its cookie is the scheme's request id).
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     func: u64,
     arg: u64,
-    /// Previous index on the hash chain, or [`NIL`]; [`NOT_LEGACY`] for a `setcallout` one.
+    /// Previous index on the hash chain, or [`NIL`].
     prev: u32,
     /// Next index on the hash chain, or [`NIL`].
     next: u32,
 }
 
-/// `Slot::prev` of a callout armed with `setcallout`, on no chain.
-const NOT_LEGACY: u32 = u32::MAX - 1;
-
 impl Slot {
     const EMPTY: Slot = Slot {
         func: 0,
         arg: 0,
-        prev: NOT_LEGACY,
+        prev: NIL,
         next: NIL,
     };
 
-    fn legacy(&self) -> bool {
-        self.prev != NOT_LEGACY
-    }
-
+    /// Whether the callout is `func(arg)`; every slot on a chain is a legacy callout's.
     fn is(&self, func: u64, arg: u64) -> bool {
-        self.legacy() && self.func == func && self.arg == arg
+        self.func == func && self.arg == arg
     }
 }
 
@@ -159,13 +153,10 @@ fn distance(deadline: u64, now: u64) -> i64 {
 /// # Invariants
 ///
 /// - The scheme's request id of an outstanding callout is its cookie, or its `func`.
-/// - For every index, `slots[index]` is a legacy callout's `(func, arg)` and links while the
-///   index is an outstanding legacy callout, and `Slot::EMPTY` (marked `NOT_LEGACY`) at every
-///   other time: free, or armed with `setcallout`. So arming with `setcallout` writes nothing
-///   here, and every way a legacy callout ends (cancelled, fired) empties its slot. A slot is
-///   on the chain of bucket `hash(func, arg) & mask` exactly when it is outstanding and
-///   legacy, `prev`/`next` linking that chain both ways.
-/// - Bit `index` of `legacy` is set exactly when the index is an outstanding legacy callout.
+/// - Bit `index` of `legacy` is set exactly when the index is an outstanding legacy callout;
+///   its slot then holds the callout's `(func, arg)` and is on the chain of bucket
+///   `hash(func, arg) & mask`, `prev`/`next` linking that chain both ways. Every other slot
+///   means nothing, so that arming with `setcallout` writes nothing there.
 /// - With `setcallout` alone ([`Callouts::with_handles_only`]) all three tables are empty.
 pub struct Callouts<S: Storage> {
     scheme: AnyScheme<S>,
@@ -252,8 +243,8 @@ impl<S: Storage> Callouts<S> {
         work: &mut Work,
     ) -> Result<Handle, Error> {
         let handle = self.scheme.start_range(earliest, latest, cookie, work)?;
-        // Nothing to write: the slot of an index that is not a legacy callout's is already
-        // marked (see the invariants), and a `setcallout` leaves its slot's cache line alone.
+        // Nothing to write: an index that is not a legacy callout's has its bit clear (see the
+        // invariants), and a `setcallout` leaves its slot's cache line alone.
         debug_assert!(!self.is_legacy(handle.index()));
         Ok(handle)
     }
@@ -505,8 +496,8 @@ impl<S: Storage> Callouts<S> {
         self.mark_legacy(idx, true);
     }
 
-    /// Takes slot `idx` off its chain, marking it as on none, and keeps the walk of an
-    /// `untimeout` in progress on the chain.
+    /// Takes slot `idx` off its chain, clearing its bit, and keeps the walk of an `untimeout`
+    /// in progress on the chain.
     fn unlink(&mut self, idx: u32) {
         let Slot {
             func,
@@ -523,7 +514,6 @@ impl<S: Storage> Callouts<S> {
         if next != NIL {
             self.slots[next as usize].prev = prev;
         }
-        self.slots[idx as usize] = Slot::EMPTY;
         self.mark_legacy(idx, false);
         if let Some(mut s) = self.search {
             if s.at == idx {
