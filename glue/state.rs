@@ -729,6 +729,27 @@ mod tests {
     }
 
     #[test]
+    fn a_heap_unset_pays_for_its_sift() {
+        // Scheme 3, the heap: cancelling its earliest callout sifts the last one down from the
+        // top, a swap a level, and the hold pays for each beside the operation's own unit.
+        let mut st = state(TW_SCHEME_HEAP, 16);
+        let first = st.set(1, 0, 1, &mut Work::unlimited()).unwrap();
+        for i in 2..=63 {
+            st.set(i, 0, i, &mut Work::unlimited()).unwrap();
+        }
+        let mut op = tw_op {
+            op: TW_OP_UNSET,
+            handle: first.to_raw(),
+            ..tw_op::default()
+        };
+        let work = &mut Work::unlimited();
+        assert!(st.run_op(&mut op, work));
+        assert_eq!(op.result, 0);
+        // The operation's unit and the swaps: the 63rd callout sinks from the top to a leaf.
+        assert!(work.done() > 4);
+    }
+
+    #[test]
     fn a_batch_untimeout_walks_a_long_chain_over_holds() {
         let mut st = state(6, 16);
         for i in 1..=60 {
