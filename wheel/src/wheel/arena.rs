@@ -342,8 +342,13 @@ impl<S: Storage> Arena<S> {
     #[inline]
     pub fn resolve(&self, handle: Handle) -> Result<u32, Error> {
         let idx = handle.index();
+        // One comparison for both conditions: with the handle's generation taken off, the
+        // packed word is the list tag, below `FREE` unless the entry is free, exactly when the
+        // generations agree; any other generation leaves a difference of at least 2^24, or
+        // wraps round.
+        let issued = handle.generation() << TAG_BITS;
         match self.entries.get(idx as usize) {
-            Some(e) if e.list() != FREE && e.generation() == handle.generation() => Ok(idx),
+            Some(e) if e.tag.wrapping_sub(issued) < u64::from(FREE) => Ok(idx),
             _ => Err(Error::Stale),
         }
     }
@@ -611,6 +616,11 @@ mod tests {
         assert_eq!(j, i);
         assert_eq!(a.resolve(h), Err(Error::Stale));
         assert_eq!(a.resolve(a.handle(j)), Ok(j));
+        // Only its own generation names it: not the one before or after, nor the highest.
+        let g = a.entry(j).generation();
+        for other in [g - 1, g + 1, GENERATION_MASK] {
+            assert_eq!(a.resolve(Handle::new(j, other)), Err(Error::Stale));
+        }
         assert_eq!(a.resolve(Handle::new(99, 0)), Err(Error::Stale));
         assert_eq!(a.resolve(Handle::new(0, 0)), Err(Error::Stale));
         assert_eq!(a.resolve(Handle::from_raw(0)), Err(Error::Stale));
