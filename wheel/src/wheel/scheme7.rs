@@ -249,16 +249,18 @@ impl<const DEPTH: usize> Shape for Pow2<DEPTH> {
 ///   entry on a higher one, and everything in the wheel before everything on the overflow
 ///   list. While a tick is half done, the lists still to be cascaded (`levels_left`, the
 ///   overflow list from `ov_at`) may hold entries that belong elsewhere, and nothing else does.
-/// - Every deadline on a non-empty list `k` is at or after `low[k]` (counted from now), and
-///   `low[k]` comes before the end of the span of list `k` (for a list below the top, the
-///   next list its level's pointer reaches), so that the first busy list's bound is a lower
-///   bound of every deadline.
+/// - Every deadline on a non-empty list `k` is at or after its bound `bound(k)` (counted from
+///   now), and the bound comes before the end of the span of list `k` (for a list below the
+///   top, the next list its level's pointer reaches), so that the first busy list's bound is
+///   a lower bound of every deadline. The bound is `low[k]`, except for a level-0 list below
+///   the top, whose bound is its own tick (`low[k]` unused).
 pub struct Hierarchical<S: Storage, const DEPTH: usize = LVL_DEPTH> {
     arena: Arena<S>,
     /// The slots, level by level, with their occupancy (one 64-bit word per level), and last
     /// the overflow list, beyond the top level's turn, at [`Self::OVERFLOW`].
     slots: Slots<S>,
-    /// A lower bound of the deadlines on each list.
+    /// A lower bound of the deadlines on each list (but level 0's, below the top: see
+    /// [`Self::bound`]).
     low: S::Buf<u64>,
     /// Levels whose pointer slot the current tick has still to cascade: `levels_left - 1`
     /// down to 0.
@@ -400,9 +402,13 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         self.lower_from(list, deadline, false);
     }
 
-    /// [`Self::lower`], or sets the bound if the list is `empty`.
+    /// [`Self::lower`], or sets the bound if the list is `empty`. A level-0 list below the top
+    /// keeps none: its own tick is its bound (see [`Self::bound`]).
     #[inline(always)]
     fn lower_from(&mut self, list: usize, deadline: u64, empty: bool) {
+        if DEPTH > 1 && list < LVL_SIZE {
+            return;
+        }
         let now = self.arena.now();
         let low = &mut self.low[list];
         if empty || deadline.wrapping_sub(now) < low.wrapping_sub(now) {
@@ -701,6 +707,17 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         }
     }
 
+    /// A lower bound of the deadlines on busy list `list`, after a complete tick. Below the
+    /// top, a level-0 slot is after the pointer's in the current turn of level 0, and its
+    /// entries are due on the tick the pointer moves onto it (or later, put off there): that
+    /// tick is the bound, so none is kept. Every other list keeps its bound in `low`.
+    fn bound(&self, list: usize) -> u64 {
+        match DEPTH > 1 && list < LVL_SIZE {
+            true => (self.arena.now() & !LVL_MASK) | list as u64,
+            false => self.low[list],
+        }
+    }
+
     /// The earliest deadline on non-empty list `list`.
     fn earliest(&self, list: usize) -> u64 {
         let mut at = self.list(list).head;
@@ -724,7 +741,7 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
             return Some(self.arena.now());
         }
         // By the placement rule the first busy list holds the earliest timers.
-        self.first_busy().map(|list| self.low[list])
+        self.first_busy().map(|list| self.bound(list))
     }
 
     fn next_expiry(&self) -> NextExpiry {
