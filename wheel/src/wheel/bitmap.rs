@@ -149,6 +149,17 @@ impl<S: Storage> Occupancy<S> {
         self.words[w]
     }
 
+    /// The words of the slots' bits that are not 0: bit `w` for word `w`, for a bitmap of at
+    /// most 4,096 slots (64 words, one summary word above them).
+    pub(super) fn busy_words(&self) -> u64 {
+        debug_assert!(
+            self.levels == 2,
+            "{} levels have no one summary word",
+            self.levels
+        );
+        self.words[self.starts[1]]
+    }
+
     /// Bytes allocated for the bitmap, summary levels included.
     pub(super) fn memory_bytes(&self) -> usize {
         self.words.len() * core::mem::size_of::<u64>()
@@ -179,6 +190,11 @@ mod tests {
         assert_eq!(o.next_set(4), Some(5));
         o.clear(5);
         assert_eq!(o.next_set(4), Some(3));
+        assert_eq!(o.busy_words(), 1);
+        o.set(128);
+        assert_eq!(o.busy_words(), 0b101);
+        o.clear(3);
+        assert_eq!(o.busy_words(), 0b100);
         assert_eq!(o.memory_bytes(), 32);
     }
 

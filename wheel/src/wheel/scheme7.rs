@@ -696,15 +696,18 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     /// The first busy list in deadline order: the first busy slot after the pointer of the
     /// lowest busy level, else the overflow list.
     fn first_busy(&self) -> Option<usize> {
-        let now = self.arena.now();
-        if let Some(level) = (0..DEPTH).find(|&l| self.occupied(l) != 0) {
-            let from = (digit(&Pow2::<DEPTH>, now, level) as usize + 1) % LVL_SIZE;
-            return Some(level * LVL_SIZE + next_occupied(self.occupied(level), from));
+        // A level is a word of the occupancy bitmap, and the overflow list the first bit of
+        // the word after the top's: the lowest busy word is the first busy level, if any.
+        let busy = self.slots.busy_words();
+        if busy == 0 {
+            return None;
         }
-        match self.overflow().is_empty() {
-            true => None,
-            false => Some(Self::OVERFLOW),
+        let level = busy.trailing_zeros() as usize;
+        if level == DEPTH {
+            return Some(Self::OVERFLOW);
         }
+        let from = (digit(&Pow2::<DEPTH>, self.arena.now(), level) as usize + 1) % LVL_SIZE;
+        Some(level * LVL_SIZE + next_occupied(self.occupied(level), from))
     }
 
     /// A lower bound of the deadlines on busy list `list`, after a complete tick. Below the

@@ -141,6 +141,12 @@ impl<S: Storage> Slots<S> {
         self.occupied.word(w)
     }
 
+    /// The busy occupancy words: bit `w` set when a slot of `64 w .. 64 w + 64` is busy (scheme
+    /// 7's level `w`). At most 4,096 slots.
+    pub(super) fn busy_words(&self) -> u64 {
+        self.occupied.busy_words()
+    }
+
     /// Bytes allocated for the lists and the bitmap.
     pub(super) fn memory_bytes(&self) -> usize {
         self.lists.len() * core::mem::size_of::<List>() + self.occupied.memory_bytes()
@@ -166,11 +172,11 @@ mod tests {
         s.push_back(&mut arena, 129, 0, a);
         s.insert_before(&mut arena, 129, 0, a, b);
         assert_eq!((s.list(129).head, s.next_busy(0)), (b, Some(129)));
-        assert_eq!(s.word(2), 1 << 1);
+        assert_eq!((s.word(2), s.busy_words()), (1 << 1, 1 << 2));
         s.unlink(&mut arena, 129, b);
         assert_eq!(s.next_busy(0), Some(129));
         s.unlink(&mut arena, 129, a);
-        assert_eq!((s.next_busy(0), s.word(2)), (None, 0));
+        assert_eq!((s.next_busy(0), s.word(2), s.busy_words()), (None, 0, 0));
         assert_eq!(s.len(), 130);
         // The lists, three words of bits and their summary word.
         assert_eq!(s.memory_bytes(), 130 * 8 + (3 + 1) * 8);
