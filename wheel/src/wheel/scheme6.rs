@@ -233,16 +233,33 @@ impl<S: Storage> HashedUnsorted<S> {
         self.walk_min = self.arena.never();
     }
 
-    /// Walks the clock's slot: queues the entries due now and leaves the others.
+    /// Walks the clock's slot: queues the entries due now and leaves the others. While the
+    /// walk is at the slot's head, the run of due entries there goes to the due queue in one
+    /// splice ([`Slots::queue_front`]), at the walk's unit an entry; the rest is walked.
     fn run_tick(&mut self, work: &mut Work) -> bool {
         let now = self.arena.now();
         let slot = self.slot_of(now);
+        if self.walk != NIL && self.walk == self.slots.list(slot).head {
+            // The entries due at the front of the slot (often all of it) go to the due queue
+            // in one splice, one unit each, as the walk would have queued them one by one.
+            let moved =
+                self.slots
+                    .queue_front(&mut self.arena, slot, work.left().max(1), |_, e| {
+                        e.deadline == now
+                    });
+            work.spend(moved);
+            self.walk = self.slots.list(slot).head;
+            if moved > 0 && self.walk != NIL && work.is_spent() {
+                return false;
+            }
+        }
         let slots = &mut self.slots;
-        if !self
-            .arena
-            .walk_due(&mut self.walk, &mut self.walk_min, work, |a, at| {
-                slots.unlink(a, slot, at)
-            })
+        if self.walk != NIL
+            && !self
+                .arena
+                .walk_due(&mut self.walk, &mut self.walk_min, work, |a, at| {
+                    slots.unlink(a, slot, at)
+                })
         {
             return false;
         }
@@ -725,6 +742,55 @@ mod tests {
         assert_eq!(w.start(3, 3), Err(Error::Full));
         assert_eq!(w.pop_expired().map(|e| e.id), Some(1));
         assert!(w.start(3, 3).is_ok());
+    }
+
+    #[test]
+    fn a_tick_cut_by_its_budget_resumes_past_the_due_front_of_its_slot() {
+        // Slot 0 holds, in order: due, due, a turn later, due. A budget of one unit a call
+        // splices the two at the front one at a time, then walks past the later one.
+        let mut w = wheel(8, 4, 0);
+        for (id, interval) in [(0, 4), (1, 4), (2, 8), (3, 4)] {
+            w.start(interval, id).unwrap();
+        }
+        let mut steps = Vec::new();
+        loop {
+            let mut work = Work::new(1);
+            let done = w.advance(4, Clock::Tickless, &mut work);
+            steps.push((done, w.queued(), work.done()));
+            if done != Advanced::OutOfWork {
+                break;
+            }
+        }
+        // The search (one unit) and the first splice; the second; the later entry; the last.
+        assert_eq!(
+            steps,
+            [
+                (Advanced::OutOfWork, 1, 2),
+                (Advanced::OutOfWork, 2, 1),
+                (Advanced::OutOfWork, 2, 1),
+                (Advanced::Due, 3, 1),
+            ]
+        );
+        let ids: Vec<u64> = core::iter::from_fn(|| w.pop_expired().map(|e| e.id)).collect();
+        assert_eq!(ids, [0, 1, 3]);
+        // The entry left is the slot's bound, and a stop during a cut walk is seen by it.
+        assert_eq!(w.low[0], 8);
+        let a = w.start(4, 4).unwrap();
+        w.start(4, 5).unwrap();
+        assert_eq!(
+            w.advance(8, Clock::Tickless, &mut Work::new(1)),
+            Advanced::OutOfWork
+        );
+        assert_eq!(w.queued(), 1);
+        assert_eq!(w.stop(a), Ok(4));
+        assert_eq!(
+            w.advance(8, Clock::Tickless, &mut Work::unlimited()),
+            Advanced::Due
+        );
+        let ids: Vec<u64> = core::iter::from_fn(|| w.pop_expired().map(|e| e.id)).collect();
+        assert_eq!(ids, [2, 5]);
+        assert!(w.is_empty());
+        check(&w);
     }
 
     #[test]
