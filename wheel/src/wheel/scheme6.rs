@@ -320,6 +320,7 @@ impl<S: Storage> HashedUnsorted<S> {
     /// farther can be earlier; `work` counts the groups and slots looked at (at least one).
     /// Should it run out first, the answer is the tick of the nearest slot not accounted for,
     /// if that is sooner: nothing is due before it either.
+    #[inline(always)]
     fn least_bound(&self, work: &mut Work) -> Option<u64> {
         if self.arena.pending() == 0 {
             return None;
@@ -328,6 +329,12 @@ impl<S: Storage> HashedUnsorted<S> {
             work.spend(1);
             return Some(hint);
         }
+        Some(self.search(work))
+    }
+
+    /// [`Self::least_bound`] with something pending and no answer kept: the search itself.
+    #[inline(never)]
+    fn search(&self, work: &mut Work) -> u64 {
         let now = self.arena.now();
         let turn = self.mask + 1;
         // Counted from now: something is pending, so the search lowers it below `MAX_INTERVAL`
@@ -338,7 +345,7 @@ impl<S: Storage> HashedUnsorted<S> {
         let mut k = 1;
         while k <= turn && best > k {
             if looked && work.is_spent() {
-                return Some(now.wrapping_add(k.min(best)));
+                return now.wrapping_add(k.min(best));
             }
             looked = true;
             work.spend(1);
@@ -361,7 +368,7 @@ impl<S: Storage> HashedUnsorted<S> {
                     break;
                 }
                 if work.is_spent() {
-                    return Some(now.wrapping_add(distance));
+                    return now.wrapping_add(distance);
                 }
                 work.spend(1);
                 let low = self.low[self.slot_of(now.wrapping_add(distance)) as usize];
@@ -372,7 +379,7 @@ impl<S: Storage> HashedUnsorted<S> {
         // INVARIANT: a whole search, whose answer bounds every pending deadline. One cut short
         // by its budget is not kept: a later search with more budget may do better.
         self.hint.set(Some(now.wrapping_add(best)));
-        Some(now.wrapping_add(best))
+        now.wrapping_add(best)
     }
 
     /// How far ahead of the cursor `slot` is: `1..=M`, the cursor's own slot being a whole turn.
