@@ -233,13 +233,27 @@ impl<S: Storage> HashedUnsorted<S> {
         self.walk_min = self.arena.never();
     }
 
-    /// Walks the clock's slot: queues the entries due now and leaves the others. While the
-    /// walk is at the slot's head, the run of due entries there goes to the due queue in one
-    /// splice ([`Slots::queue_front`]), at the walk's unit an entry; the rest is walked.
+    /// Walks the clock's slot: queues the entries due now and leaves the others. A slot of one
+    /// entry is done in one step; otherwise, while the walk is at the slot's head, the run of
+    /// due entries there goes to the due queue in one splice ([`Slots::queue_front`]), at the
+    /// walk's unit an entry, and the rest is walked.
     fn run_tick(&mut self, work: &mut Work) -> bool {
         let now = self.arena.now();
         let slot = self.slot_of(now);
-        if self.walk != NIL && self.walk == self.slots.list(slot).head {
+        let list = *self.slots.list(slot);
+        if self.walk != NIL && self.walk == list.tail && list.head == list.tail {
+            // One entry, the commonest slot of a busy wheel: queued or walked in one step.
+            let at = list.head;
+            work.spend(1);
+            let deadline = self.arena.entry(at).deadline;
+            if deadline == now {
+                self.slots.unlink(&mut self.arena, slot, at);
+                self.arena.queue(at);
+            } else {
+                self.walk_min = self.arena.sooner(self.walk_min, deadline);
+            }
+            self.walk = NIL;
+        } else if self.walk != NIL && self.walk == list.head {
             // The entries due at the front of the slot (often all of it) go to the due queue
             // in one splice, one unit each, as the walk would have queued them one by one.
             let moved =
@@ -797,6 +811,28 @@ mod tests {
         let ids: Vec<u64> = core::iter::from_fn(|| w.pop_expired().map(|e| e.id)).collect();
         assert_eq!(ids, [2, 5]);
         assert!(w.is_empty());
+        check(&w);
+    }
+
+    #[test]
+    fn a_slot_of_one_entry_is_queued_or_bounded_in_one_unit() {
+        let mut w = wheel(8, 4, 0);
+        let a = w.start(4, 0).unwrap();
+        w.start(8, 1).unwrap();
+        w.stop(a).unwrap();
+        // The bound left by the stop: one entry, not due, one unit; it bounds the slot after.
+        // The search, round the one group, two units; the entry; the group's bound made
+        // exact, one busy slot.
+        let mut work = Work::unlimited();
+        assert_eq!(w.advance(4, Clock::Tickless, &mut work), Advanced::Reached);
+        assert_eq!((work.done(), w.low[0]), (2 + 1 + 1, 8));
+        check(&w);
+        // Due: one unit, on a spent budget too, and the slot is idle after.
+        let mut work = Work::new(0);
+        assert_eq!(w.advance(8, Clock::Tickless, &mut work), Advanced::Due);
+        assert_eq!((work.done(), w.queued()), (1 + 1, 1));
+        assert!(w.slots.list(0).is_empty() && w.slots.next_busy(0).is_none());
+        assert_eq!(w.pop_expired().map(|e| e.id), Some(1));
         check(&w);
     }
 
