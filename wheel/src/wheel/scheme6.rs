@@ -351,18 +351,17 @@ impl<S: Storage> HashedUnsorted<S> {
     fn search(&self, work: &mut Work) -> u64 {
         let now = self.arena.now();
         let turn = self.mask + 1;
+        // The units are counted here and spent once, as the search returns: `used >= left` is
+        // `work.is_spent()` after spending them one by one.
+        let left = work.left();
+        let mut used = 0;
         // Counted from now: something is pending, so the search lowers it below `MAX_INTERVAL`
         // before it ends, or answers a slot's distance.
         let mut best = super::MAX_INTERVAL;
-        let mut looked = false;
         // `k` is the distance of the nearest slot not yet accounted for, `1..=M`.
         let mut k = 1;
-        while k <= turn && best > k {
-            if looked && work.is_spent() {
-                return now.wrapping_add(k.min(best));
-            }
-            looked = true;
-            work.spend(1);
+        let answer = 'search: loop {
+            used += 1;
             let slot = self.slot_of(now.wrapping_add(k));
             let g = Self::group_of(slot);
             let first = u64::from(slot) % GROUP;
@@ -376,24 +375,39 @@ impl<S: Storage> HashedUnsorted<S> {
                 busy = 0;
             }
             while busy != 0 {
-                let distance = k + u64::from(busy.trailing_zeros());
+                let skip = busy.trailing_zeros();
+                let distance = k + u64::from(skip);
                 busy &= busy - 1;
                 if best <= distance {
                     break;
                 }
-                if work.is_spent() {
+                if used >= left {
+                    work.spend(used);
                     return now.wrapping_add(distance);
                 }
-                work.spend(1);
-                let low = self.low[self.slot_of(now.wrapping_add(distance)) as usize];
+                used += 1;
+                // Within the group: the slot `skip` after `slot`.
+                let low = self.low[(slot + skip) as usize];
                 best = best.min(self.arena.remaining(low));
+                if best <= distance {
+                    // Every slot nearer is accounted for: nothing is earlier.
+                    break 'search best;
+                }
             }
             k += span;
-        }
+            if k > turn || best <= k {
+                break best;
+            }
+            if used >= left {
+                work.spend(used);
+                return now.wrapping_add(k.min(best));
+            }
+        };
+        work.spend(used);
         // INVARIANT: a whole search, whose answer bounds every pending deadline. One cut short
         // by its budget is not kept: a later search with more budget may do better.
-        self.hint.set(Some(now.wrapping_add(best)));
-        now.wrapping_add(best)
+        self.hint.set(Some(now.wrapping_add(answer)));
+        now.wrapping_add(answer)
     }
 
     /// How far ahead of the cursor `slot` is: `1..=M`, the cursor's own slot being a whole turn.
@@ -674,6 +688,14 @@ mod tests {
         let t = w.least_bound(&mut work).unwrap();
         assert!(work.done() <= crate::NEXT_WORK_SLOTS + 1);
         assert!((1..=900_000).contains(&t), "{t}");
+        // Cut short, it spends exactly its budget, a group a unit, and answers the first slot
+        // of the next group, not kept.
+        for budget in [1, 3, 10] {
+            let mut work = Work::new(budget);
+            let t = w.least_bound(&mut work).unwrap();
+            assert_eq!((t, work.done()), (64 * budget as u64, budget));
+            assert_eq!(w.hint.get(), None);
+        }
         // Sleeping from bound to bound reaches the timer, in a bounded number of wakeups.
         assert!(wakeups_until_due(&mut w) <= 900_000 / (64 * crate::NEXT_WORK_SLOTS) + 2);
         assert_eq!(
