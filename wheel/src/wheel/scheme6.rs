@@ -309,18 +309,24 @@ impl<S: Storage> HashedUnsorted<S> {
     /// for each busy slot; whether it did.
     fn refresh_group(&mut self, g: usize, work: &mut Work) -> bool {
         let mut word = self.slots.word(g);
-        if word == 0 || self.ahead(self.glow[g]) || word.count_ones() as usize > work.left() {
+        if word == 0 || self.ahead(self.glow[g]) {
             return false;
         }
-        let mut glow = self.arena.never();
-        while word != 0 {
-            let slot = g as u64 * GROUP + u64::from(word.trailing_zeros());
-            word &= word - 1;
-            work.spend(1);
-            // After a complete tick every busy slot's bound is after now.
-            glow = self.arena.sooner(glow, self.low[slot as usize]);
+        let busy = word.count_ones() as usize;
+        if busy > work.left() {
+            return false;
         }
-        self.glow[g] = glow;
+        work.spend(busy);
+        let now = self.arena.now();
+        let base = g * GROUP as usize;
+        // Counted from now: after a complete tick every busy slot's bound is after now.
+        let mut least = super::MAX_INTERVAL;
+        while word != 0 {
+            let slot = base + word.trailing_zeros() as usize;
+            word &= word - 1;
+            least = least.min(self.low[slot].wrapping_sub(now));
+        }
+        self.glow[g] = now.wrapping_add(least);
         true
     }
 
