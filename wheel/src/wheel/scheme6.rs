@@ -247,12 +247,16 @@ impl<S: Storage> HashedUnsorted<S> {
             work.spend(1);
             let deadline = self.arena.entry(at).deadline;
             if deadline == now {
+                // The slot is idle after: its bound is set by the next start onto it.
                 self.slots.unlink(&mut self.arena, slot, at);
                 self.arena.queue(at);
             } else {
-                self.walk_min = self.arena.sooner(self.walk_min, deadline);
+                self.low[slot as usize] = self.arena.sooner(self.walk_min, deadline);
             }
             self.walk = NIL;
+            self.walking = false;
+            self.refresh(now, work);
+            return true;
         } else if self.walk != NIL && self.walk == list.head {
             // The entries due at the front of the slot (often all of it) go to the due queue
             // in one splice, one unit each, as the walk would have queued them one by one.
