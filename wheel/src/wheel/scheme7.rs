@@ -358,7 +358,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     }
 
     /// Links entry `idx`, on no list, where its deadline belongs from now, or queues it.
-    #[inline]
+    #[inline(always)]
     fn file(&mut self, idx: u32, deadline: u64, _work: &mut Work) {
         match self.list_for(self.arena.remaining(deadline)) {
             None => self.arena.queue(idx),
