@@ -77,7 +77,7 @@ impl<S: Storage> Slots<S> {
     }
 
     /// Unlinks entry `idx` from `slot`, the slot it is on.
-    #[inline]
+    #[inline(always)]
     pub(super) fn unlink(&mut self, arena: &mut Arena<S>, slot: u32, idx: u32) {
         let list = &mut self.lists[slot as usize];
         arena.unlink(list, idx);
