@@ -190,7 +190,7 @@ impl<S: Storage> HashedUnsorted<S> {
         Ok(latest)
     }
 
-    #[inline]
+    #[inline(always)]
     fn file(&mut self, idx: u32, deadline: u64, _work: &mut Work) {
         let slot = self.slot_of(deadline);
         let empty = self.slots.list(slot).is_empty();
@@ -198,6 +198,7 @@ impl<S: Storage> HashedUnsorted<S> {
         self.slots.push_back(&mut self.arena, slot, SLOTTED, idx);
     }
 
+    #[inline(always)]
     fn unlink(&mut self, idx: u32, _work: &mut Work) {
         if self.walk == idx {
             self.walk = self.arena.next(idx);
