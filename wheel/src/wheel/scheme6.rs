@@ -81,8 +81,9 @@ const GROUP: u64 = u64::BITS as u64;
 /// - While a walk is in progress (`walk != NIL` during a tick), the entries of the clock's
 ///   slot before `walk` have been compared on this tick, each at or after `walk_min`.
 /// - For a busy group `g` (slots `64 g ..`) whose bound `glow[g]` is after now, every
-///   deadline on its slots is at or after it. Once the clock reaches it, the bound is stale
-///   and bounds nothing until a tick makes it exact again or the group empties.
+///   deadline on its slots is at or after it, and so is the bound `low[s]` of each of its busy
+///   slots. Once the clock reaches it, the bound is stale and bounds nothing until a tick makes
+///   it exact again or the group empties.
 /// - `hint`, when set, is after now and at or before every pending deadline.
 pub struct HashedUnsorted<S: Storage> {
     arena: Arena<S>,
@@ -140,29 +141,34 @@ impl<S: Storage> HashedUnsorted<S> {
         (deadline & self.mask) as u32
     }
 
-    /// Lowers the bound of `slot`, busy, to `deadline`, and the walk's if it walks that slot.
-    fn lower(&mut self, slot: u32, deadline: u64) {
-        self.lower_from(slot, deadline, false);
-    }
-
-    /// The group of `slot`.
-    fn group_of(slot: u32) -> usize {
-        (u64::from(slot) / GROUP) as usize
-    }
-
-    /// Whether `tick` is after now (and less than `MAX_INTERVAL` ahead): a bound still to come.
-    fn ahead(&self, tick: u64) -> bool {
-        self.arena.remaining(tick).wrapping_sub(1) < super::MAX_INTERVAL - 1
-    }
-
-    /// [`Self::lower`], or sets the bound if the slot is `empty`; the group's likewise.
+    /// Lowers the bound of `slot`, busy, to `deadline`, its group's unless stale, and the
+    /// walk's and the kept answer's.
     #[inline(always)]
-    fn lower_from(&mut self, slot: u32, deadline: u64, empty: bool) {
+    fn lower(&mut self, slot: u32, deadline: u64) {
         let now = self.arena.now();
+        let left = deadline.wrapping_sub(now);
         let low = &mut self.low[slot as usize];
-        if empty || deadline.wrapping_sub(now) < low.wrapping_sub(now) {
+        if left < low.wrapping_sub(now) {
             *low = deadline;
+            // A group bound still ahead is at or before the slot's old bound: only a deadline
+            // below that can be below it. The group is busy, so a stale bound stays stale (it
+            // bounds nothing else on the group). As a signed distance from now, `left` is in
+            // `1..MAX_INTERVAL` and a stale bound at most 0: one comparison lowers only a bound
+            // still ahead ([`Self::ahead`]).
+            let glow = &mut self.glow[Self::group_of(slot)];
+            if (left as i64) < (glow.wrapping_sub(now) as i64) {
+                *glow = deadline;
+            }
         }
+        self.lower_walk(slot, deadline);
+    }
+
+    /// Sets the bound of `slot`, idle, to `deadline`, and its group's if it is lower or stale
+    /// with the group idle; lowers the walk's and the kept answer's.
+    #[inline(always)]
+    fn bound_idle(&mut self, slot: u32, deadline: u64) {
+        let now = self.arena.now();
+        self.low[slot as usize] = deadline;
         // A stale group bound stays stale (it bounds nothing else on the group) unless the
         // group is idle.
         let g = Self::group_of(slot);
@@ -174,12 +180,28 @@ impl<S: Storage> HashedUnsorted<S> {
         if lower {
             self.glow[g] = deadline;
         }
-        if self.walking && slot == self.slot_of(now) {
+        self.lower_walk(slot, deadline);
+    }
+
+    /// Lowers the walk's least deadline if it walks `slot`, and the kept answer, to `deadline`.
+    #[inline(always)]
+    fn lower_walk(&mut self, slot: u32, deadline: u64) {
+        if self.walking && slot == self.slot_of(self.arena.now()) {
             self.walk_min = self.arena.sooner(self.walk_min, deadline);
         }
         if let Some(hint) = self.hint.get() {
             self.hint.set(Some(self.arena.sooner(hint, deadline)));
         }
+    }
+
+    /// The group of `slot`.
+    fn group_of(slot: u32) -> usize {
+        (u64::from(slot) / GROUP) as usize
+    }
+
+    /// Whether `tick` is after now (and less than `MAX_INTERVAL` ahead): a bound still to come.
+    fn ahead(&self, tick: u64) -> bool {
+        self.arena.remaining(tick).wrapping_sub(1) < super::MAX_INTERVAL - 1
     }
 
     arena_moves!(arena);
@@ -193,8 +215,10 @@ impl<S: Storage> HashedUnsorted<S> {
     #[inline(always)]
     fn file(&mut self, idx: u32, deadline: u64, _work: &mut Work) {
         let slot = self.slot_of(deadline);
-        let empty = self.slots.list(slot).is_empty();
-        self.lower_from(slot, deadline, empty);
+        match self.slots.list(slot).is_empty() {
+            true => self.bound_idle(slot, deadline),
+            false => self.lower(slot, deadline),
+        }
         self.slots.push_back(&mut self.arena, slot, SLOTTED, idx);
     }
 
@@ -284,7 +308,8 @@ impl<S: Storage> HashedUnsorted<S> {
         }
         if self.walking {
             // INVARIANT: the walk saw every entry left on the slot, or lowered `walk_min` as
-            // they were started or moved there.
+            // they were started or moved there: a deadline on the group, so not below its
+            // bound if that is ahead.
             let slot = self.slot_of(now) as usize;
             self.low[slot] = self.walk_min;
             self.walking = false;
@@ -509,9 +534,17 @@ mod tests {
                 }
             }
         }
-        // A group bound still ahead bounds every deadline on the group.
+        // A group bound still ahead bounds every deadline on the group, and every bound of
+        // its busy slots.
         for s in 0..w.slots.len() {
             let glow = w.glow[HashedUnsorted::<HostStorage>::group_of(s)];
+            if w.ahead(glow) && !w.slots.list(s).is_empty() {
+                let low = w.arena.remaining(w.low[s as usize]);
+                assert!(
+                    low >= w.arena.remaining(glow),
+                    "slot {s}: bound below the group's"
+                );
+            }
             let mut at = w.slots.list(s).head;
             while at != NIL && w.ahead(glow) {
                 let left = w.arena.remaining(w.arena.entry(at).deadline);
@@ -845,6 +878,31 @@ mod tests {
         assert_eq!(ids, [2, 5]);
         assert!(w.is_empty());
         check(&w);
+    }
+
+    #[test]
+    fn a_start_lowers_the_group_bound_only_below_its_slot_bound_and_while_ahead() {
+        // Two groups of 64 slots; slots 10 and 20 are in group 0.
+        let mut w = wheel(8, 128, 0);
+        w.start(138, 0).unwrap();
+        w.start(148, 1).unwrap();
+        assert_eq!((w.low[10], w.low[20], w.glow[0]), (138, 148, 138));
+        // Below its busy slot's bound and the group's: both are lowered.
+        w.start(20, 2).unwrap();
+        assert_eq!((w.low[20], w.glow[0]), (20, 20));
+        // At or after the slot's bound, so after the group's: neither moves.
+        w.start(276, 3).unwrap();
+        assert_eq!((w.low[20], w.glow[0]), (20, 20));
+        check(&w);
+        // A group bound the clock has passed bounds nothing else on the busy group: a start
+        // below its slot's bound leaves it stale, whether it is behind now or at now.
+        for stale in [u64::MAX, 0] {
+            w.glow[0] = stale;
+            let h = w.start(10, 4).unwrap();
+            assert_eq!((w.low[10], w.glow[0]), (10, stale));
+            w.stop(h).unwrap();
+            w.low[10] = 138;
+        }
     }
 
     #[test]
