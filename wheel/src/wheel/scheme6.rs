@@ -80,6 +80,8 @@ const GROUP: u64 = u64::BITS as u64;
 ///   and, after a complete tick, `low[s]` is after now.
 /// - While a walk is in progress (`walk != NIL` during a tick), the entries of the clock's
 ///   slot before `walk` have been compared on this tick, each at or after `walk_min`.
+/// - `walked` is the clock's slot from the entering of a tick that walks it until that walk
+///   is complete, [`NIL`] otherwise.
 /// - For a busy group `g` (slots `64 g ..`) whose bound `glow[g]` is after now, every
 ///   deadline on its slots is at or after it, and so is the bound `low[s]` of each of its busy
 ///   slots. Once the clock reaches it, the bound is stale and bounds nothing until a tick makes
@@ -101,8 +103,9 @@ pub struct HashedUnsorted<S: Storage> {
     walk: u32,
     /// The least deadline the current walk has seen.
     walk_min: u64,
-    /// Whether the current tick walks its slot.
-    walking: bool,
+    /// The clock's slot while the current tick walks it, else [`NIL`] (never a slot: there
+    /// are at most 2^31): a start onto a slot lowers `walk_min` when it is this one.
+    walked: u32,
     /// The answer of the last whole search for next work ([`Self::least_bound`]) since the
     /// clock last moved, lowered by every start and move since: so that the clock's step that
     /// follows a caller's [`Scheme::next_work`], or the next call, does not search again. A
@@ -131,7 +134,7 @@ impl<S: Storage> HashedUnsorted<S> {
             mask: u64::from(m) - 1,
             walk: NIL,
             walk_min: never,
-            walking: false,
+            walked: NIL,
             hint: Cell::new(None),
         })
     }
@@ -186,7 +189,7 @@ impl<S: Storage> HashedUnsorted<S> {
     /// Lowers the walk's least deadline if it walks `slot`, and the kept answer, to `deadline`.
     #[inline(always)]
     fn lower_walk(&mut self, slot: u32, deadline: u64) {
-        if self.walking && slot == self.slot_of(self.arena.now()) {
+        if slot == self.walked {
             self.walk_min = self.arena.sooner(self.walk_min, deadline);
         }
         if let Some(hint) = self.hint.get() {
@@ -249,11 +252,11 @@ impl<S: Storage> HashedUnsorted<S> {
         let list = *self.slots.list(slot);
         // The tickless clock enters no tick past a slot's bound; it walks the slot whose bound
         // it reached, and skips the others' (nothing on them is due now).
-        self.walking =
+        let walking =
             !list.is_empty() && (clock == Clock::Periodic || self.low[slot as usize] == tick);
-        self.walk = match self.walking {
-            true => list.head,
-            false => NIL,
+        (self.walked, self.walk) = match walking {
+            true => (slot, list.head),
+            false => (NIL, NIL),
         };
         self.walk_min = self.arena.never();
     }
@@ -279,7 +282,7 @@ impl<S: Storage> HashedUnsorted<S> {
                 self.low[slot as usize] = self.arena.sooner(self.walk_min, deadline);
             }
             self.walk = NIL;
-            self.walking = false;
+            self.walked = NIL;
             self.refresh(now, work);
             return true;
         } else if self.walk != NIL && self.walk == list.head {
@@ -306,13 +309,13 @@ impl<S: Storage> HashedUnsorted<S> {
         {
             return false;
         }
-        if self.walking {
+        if self.walked != NIL {
             // INVARIANT: the walk saw every entry left on the slot, or lowered `walk_min` as
             // they were started or moved there: a deadline on the group, so not below its
             // bound if that is ahead.
             let slot = self.slot_of(now) as usize;
             self.low[slot] = self.walk_min;
-            self.walking = false;
+            self.walked = NIL;
         }
         self.refresh(now, work);
         true
@@ -522,6 +525,11 @@ mod tests {
 
     /// Checks the type invariants: hashing, the bitmap and the lower bounds.
     fn check(w: &HashedUnsorted<HostStorage>) {
+        // Only a tick in progress walks a slot, the clock's.
+        if w.walked != NIL {
+            assert!(w.arena.ticking(), "a walk outside a tick");
+            assert_eq!(w.walked, w.slot_of(w.now()), "the walk's slot");
+        }
         // The search's answer, while kept, bounds every pending deadline.
         if let Some(hint) = w.hint.get() {
             let h = w.arena.remaining(hint);
@@ -903,6 +911,29 @@ mod tests {
             w.stop(h).unwrap();
             w.low[10] = 138;
         }
+    }
+
+    #[test]
+    fn a_timer_moved_earlier_behind_a_cut_walk_lowers_the_bound_it_leaves() {
+        // Slot 0 holds, in order: due at 4, then 12, then 16.
+        let mut w = wheel(8, 4, 0);
+        w.start(4, 0).unwrap();
+        let b = w.start(12, 1).unwrap();
+        w.start(16, 2).unwrap();
+        // One unit a call: the search and the splice of the due one; then the walk compares
+        // the entry due at 12, and stops before the last.
+        for _ in 0..2 {
+            let step = w.advance(4, Clock::Tickless, &mut Work::new(1));
+            assert_eq!(step, Advanced::OutOfWork);
+        }
+        assert_eq!((w.walked, w.walk_min), (0, 12));
+        // Moved to 8 within its slot, behind the walk: the walk's least deadline takes it...
+        w.reschedule(b, 4, 4, &mut Work::unlimited()).unwrap();
+        assert_eq!(w.walk_min, 8);
+        // ... and the slot's bound, once the walk ends, is that deadline.
+        let end = w.advance(4, Clock::Tickless, &mut Work::unlimited());
+        assert_eq!((end, w.walked, w.low[0]), (Advanced::Due, NIL, 8));
+        check(&w);
     }
 
     #[test]
