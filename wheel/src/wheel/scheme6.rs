@@ -172,15 +172,12 @@ impl<S: Storage> HashedUnsorted<S> {
     fn bound_idle(&mut self, slot: u32, deadline: u64) {
         let now = self.arena.now();
         self.low[slot as usize] = deadline;
-        // A stale group bound stays stale (it bounds nothing else on the group) unless the
-        // group is idle.
+        // As in `lower`, signed distances from now: a bound still ahead is positive, and
+        // lowered by one comparison; a stale one is at most 0, and stays stale (it bounds
+        // nothing else on the group) unless the group is idle.
         let g = Self::group_of(slot);
-        let glow = self.glow[g];
-        let lower = match self.ahead(glow) {
-            true => deadline.wrapping_sub(now) < glow.wrapping_sub(now),
-            false => self.slots.word(g) == 0,
-        };
-        if lower {
+        let glow = self.glow[g].wrapping_sub(now) as i64;
+        if (deadline.wrapping_sub(now) as i64) < glow || glow <= 0 && self.slots.word(g) == 0 {
             self.glow[g] = deadline;
         }
         self.lower_walk(slot, deadline);
@@ -911,6 +908,33 @@ mod tests {
             w.stop(h).unwrap();
             w.low[10] = 138;
         }
+    }
+
+    #[test]
+    fn a_start_onto_an_idle_slot_sets_a_stale_group_bound_only_on_an_idle_group() {
+        let mut w = wheel(8, 128, 0);
+        // An idle group: its bound, whatever it was, is the deadline.
+        for (stale, deadline) in [(0, 10), (u64::MAX, 20)] {
+            w.glow[0] = stale;
+            let h = w.start(deadline, 0).unwrap();
+            assert_eq!((w.low[deadline as usize], w.glow[0]), (deadline, deadline));
+            w.stop(h).unwrap();
+        }
+        // A busy group: a stale bound stays stale, one ahead is lowered only by an earlier
+        // deadline.
+        w.start(50, 0).unwrap();
+        for stale in [0, u64::MAX] {
+            w.glow[0] = stale;
+            let h = w.start(30, 1).unwrap();
+            assert_eq!((w.low[30], w.glow[0]), (30, stale));
+            w.stop(h).unwrap();
+        }
+        w.glow[0] = 40;
+        w.start(45, 2).unwrap();
+        assert_eq!((w.low[45], w.glow[0]), (45, 40));
+        w.start(35, 3).unwrap();
+        assert_eq!((w.low[35], w.glow[0]), (35, 35));
+        check(&w);
     }
 
     #[test]
