@@ -86,7 +86,8 @@ const GROUP: u64 = u64::BITS as u64;
 ///   deadline on its slots is at or after it, and so is the bound `low[s]` of each of its busy
 ///   slots. Once the clock reaches it, the bound is stale and bounds nothing until a tick makes
 ///   it exact again or the group empties.
-/// - `hint`, when set, is after now and at or before every pending deadline.
+/// - `hint`, when set, is after now and at or before every pending deadline, and at or before
+///   the bound `low[s]` of every busy slot `s`.
 pub struct HashedUnsorted<S: Storage> {
     arena: Arena<S>,
     slots: Slots<S>,
@@ -144,8 +145,8 @@ impl<S: Storage> HashedUnsorted<S> {
         (deadline & self.mask) as u32
     }
 
-    /// Lowers the bound of `slot`, busy, to `deadline`, its group's unless stale, and the
-    /// walk's and the kept answer's.
+    /// Lowers the bound of `slot`, busy, to `deadline`, and with it its group's unless stale
+    /// and the kept answer; the walk's if it walks the slot.
     #[inline(always)]
     fn lower(&mut self, slot: u32, deadline: u64) {
         let now = self.arena.now();
@@ -162,6 +163,8 @@ impl<S: Storage> HashedUnsorted<S> {
             if (left as i64) < (glow.wrapping_sub(now) as i64) {
                 *glow = deadline;
             }
+            // The kept answer is at or before the slot's old bound too.
+            self.lower_hint(deadline);
         }
         self.lower_walk(slot, deadline);
     }
@@ -180,15 +183,21 @@ impl<S: Storage> HashedUnsorted<S> {
         if (deadline.wrapping_sub(now) as i64) < glow || glow <= 0 && self.slots.word(g) == 0 {
             self.glow[g] = deadline;
         }
+        self.lower_hint(deadline);
         self.lower_walk(slot, deadline);
     }
 
-    /// Lowers the walk's least deadline if it walks `slot`, and the kept answer, to `deadline`.
+    /// Lowers the walk's least deadline to `deadline` if it walks `slot`.
     #[inline(always)]
     fn lower_walk(&mut self, slot: u32, deadline: u64) {
         if slot == self.walked {
             self.walk_min = self.arena.sooner(self.walk_min, deadline);
         }
+    }
+
+    /// Lowers the kept answer, if any, to `deadline`.
+    #[inline(always)]
+    fn lower_hint(&self, deadline: u64) {
         if let Some(hint) = self.hint.get() {
             self.hint.set(Some(self.arena.sooner(hint, deadline)));
         }
@@ -527,7 +536,7 @@ mod tests {
             assert!(w.arena.ticking(), "a walk outside a tick");
             assert_eq!(w.walked, w.slot_of(w.now()), "the walk's slot");
         }
-        // The search's answer, while kept, bounds every pending deadline.
+        // The search's answer, while kept, bounds every pending deadline and busy slot bound.
         if let Some(hint) = w.hint.get() {
             let h = w.arena.remaining(hint);
             assert!((1..crate::MAX_INTERVAL).contains(&h), "hint {h} ticks away");
@@ -536,6 +545,9 @@ mod tests {
                 while at != NIL {
                     assert!(w.arena.remaining(w.arena.entry(at).deadline) >= h, "hint");
                     at = w.arena.next(at);
+                }
+                if !w.slots.list(s).is_empty() {
+                    assert!(w.arena.remaining(w.low[s as usize]) >= h, "slot {s}: hint");
                 }
             }
         }
@@ -908,6 +920,22 @@ mod tests {
             w.stop(h).unwrap();
             w.low[10] = 138;
         }
+    }
+
+    #[test]
+    fn a_start_onto_a_busy_slot_lowers_the_kept_answer_with_the_slot_bound() {
+        let mut w = wheel(8, 64, 0);
+        w.start(100, 0).unwrap();
+        w.start(80, 1).unwrap();
+        assert_eq!(w.next_work(), Some(80));
+        // At or after its slot's bound (100), so after the answer: it stays.
+        w.start(164, 2).unwrap();
+        assert_eq!((w.hint.get(), w.low[36]), (Some(80), 100));
+        check(&w);
+        // Below the slot's bound and the answer: both are lowered.
+        w.start(36, 3).unwrap();
+        assert_eq!((w.hint.get(), w.low[36]), (Some(36), 36));
+        check(&w);
     }
 
     #[test]
