@@ -151,6 +151,7 @@ macro_rules! arena_delegates {
         arena_delegates!(@with $arena, $quick);
     };
     (@with $arena:ident, $($quick:ident)?) => {
+        #[inline]
         fn start(&mut self, interval: u64, id: u64) -> Result<super::Handle, super::Error> {
             // `start_range(interval, interval, id, unlimited)`, without the range.
             let deadline = self.$arena.deadline(interval)?;
