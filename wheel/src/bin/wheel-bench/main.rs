@@ -82,6 +82,13 @@ struct Cli {
     /// Run Ratas' benchmark alone (to profile it, say).
     #[arg(long)]
     ratas_only: bool,
+    /// Units of the messages workload, comma-separated [default: 100,1000,10000,100000;
+    /// up to 10000 with --quick].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_units)]
+    units: Option<Vec<u64>>,
+    /// Run the messages workload alone (the callout layer's cost, say).
+    #[arg(long, conflicts_with = "ratas_only")]
+    messages_only: bool,
 }
 
 fn parse_scheme(s: &str) -> Result<SchemeKind, String> {
@@ -91,6 +98,17 @@ fn parse_scheme(s: &str) -> Result<SchemeKind, String> {
         .and_then(SchemeKind::from_number)
         .ok_or(format!("'{s}' is not a scheme number (1 to 7)"))
 }
+
+fn parse_units(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        // Ids are `unit * 3 + role` and the capacity `3 * units`, a `u32`.
+        Ok(u) if (1..=MAX_UNITS).contains(&u) => Ok(u),
+        _ => Err(format!("'{s}' is not a number of units (1 to {MAX_UNITS})")),
+    }
+}
+
+/// The most units of the messages workload: three timers each fill an arena at most.
+const MAX_UNITS: u64 = wheel::MAX_CAPACITY as u64 / 3;
 
 fn parse_slots(s: &str) -> Result<u32, String> {
     match s.parse::<u32>() {
@@ -115,6 +133,8 @@ struct Opts {
     seed: u64,
     ratas_pairs: Option<Vec<u32>>,
     ratas_only: bool,
+    units: Option<Vec<u64>>,
+    messages_only: bool,
 }
 
 impl Opts {
@@ -133,6 +153,8 @@ impl Opts {
             seed: cli.seed,
             ratas_pairs: cli.ratas_pairs,
             ratas_only: cli.ratas_only,
+            units: cli.units,
+            messages_only: cli.messages_only,
         }
     }
 }
@@ -1014,11 +1036,14 @@ fn main() -> ExitCode {
     } else {
         vec![1_000, 3_162, 10_000, 31_623, 100_000, 316_228, 1_000_000]
     };
-    let units: Vec<u64> = if opts.quick {
-        vec![100, 1_000, 10_000]
-    } else {
-        vec![100, 1_000, 10_000, 100_000]
+    let units: Vec<u64> = match (&opts.units, opts.quick) {
+        (Some(u), _) => u.clone(),
+        (None, true) => vec![100, 1_000, 10_000],
+        (None, false) => vec![100, 1_000, 10_000, 100_000],
     };
+    // Figure 9's sweeps and the per-tick and memory tables run unless one workload is asked
+    // for alone.
+    let sweeps = !opts.ratas_only && !opts.messages_only;
     let ticks = 1_500;
     let pairs: Vec<u32> = match (&opts.ratas_pairs, opts.quick) {
         (Some(p), _) => p.clone(),
@@ -1036,10 +1061,12 @@ fn main() -> ExitCode {
     let mut res = Results::default();
     for &k in &kinds {
         eprintln!("{}:", k.name());
-        if !opts.ratas_only {
+        if sweeps {
             sweep_scheme(k, &ns, &opts, &mut res);
         }
-        sweep_ratas(k, &pairs, &opts, &mut res);
+        if !opts.messages_only {
+            sweep_ratas(k, &pairs, &opts, &mut res);
+        }
         if !opts.ratas_only {
             sweep_messages(k, &units, ticks, &opts, &mut res);
         }
@@ -1079,7 +1106,7 @@ fn main() -> ExitCode {
         ),
     ];
     for (bench, title) in tables {
-        if !opts.ratas_only {
+        if sweeps {
             res.table(&mut out, bench, title, &kinds, &ns);
         }
     }
@@ -1124,6 +1151,8 @@ mod tests {
             seed: 7,
             ratas_pairs: None,
             ratas_only: false,
+            units: None,
+            messages_only: false,
         }
     }
 
@@ -1194,5 +1223,19 @@ mod tests {
             [SchemeKind::HashedUnsorted, SchemeKind::Hierarchical]
         );
         assert_eq!(o.budget, Duration::from_millis(300));
+        let o = Opts::new(
+            Cli::try_parse_from(["wheel-bench", "--messages-only", "--units", "10,100000"])
+                .unwrap(),
+        );
+        assert!(o.messages_only && !o.ratas_only);
+        assert_eq!(o.units, Some(vec![10, 100_000]));
+        let e = Cli::try_parse_from(["wheel-bench", "--units", "0"]).unwrap_err();
+        assert!(
+            e.to_string().contains("'0' is not a number of units"),
+            "{e}"
+        );
+        let e =
+            Cli::try_parse_from(["wheel-bench", "--ratas-only", "--messages-only"]).unwrap_err();
+        assert!(e.to_string().contains("cannot be used with"), "{e}");
     }
 }
