@@ -197,7 +197,7 @@ struct RatasRow {
 
 impl RatasRow {
     fn median(&self) -> f64 {
-        self.seconds[(self.seconds.len() - 1) / 2]
+        middle(&self.seconds)
     }
 }
 
@@ -241,7 +241,7 @@ impl Results {
         unit: &'static str,
     ) {
         let (lo, hi) = (sorted[0], sorted[sorted.len() - 1]);
-        self.add(bench, kind, n, sorted[(sorted.len() - 1) / 2], unit);
+        self.add(bench, kind, n, middle(sorted), unit);
         if let Some(r) = self.rows.last_mut() {
             r.range = Some((lo, hi));
         }
@@ -492,7 +492,7 @@ fn measure(t: Timing, setup: Duration, max_reps: u64, mut f: impl FnMut(u64)) ->
             samples.push(per_rep);
             if samples.len() == REPEATS || spent >= budget || used + reps > max_reps {
                 samples.sort_by(f64::total_cmp);
-                return (samples[(samples.len() - 1) / 2], false);
+                return (middle(&samples), false);
             }
             continue;
         }
@@ -1026,7 +1026,12 @@ const CALLOUT_COST: &str = "messages-callout-cost";
 fn median(values: &[f64]) -> f64 {
     let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
-    v[(v.len() - 1) / 2]
+    middle(&v)
+}
+
+/// The median of `sorted` (not empty, in order): the lower of the middle two of an even count.
+fn middle(sorted: &[f64]) -> f64 {
+    sorted[(sorted.len() - 1) / 2]
 }
 
 fn main() -> ExitCode {
