@@ -438,9 +438,14 @@ impl<S: Storage> Callouts<S> {
 
     /// What the outstanding callout at `idx`, of request id `id`, is.
     fn origin_at(&self, idx: u32, id: u64) -> Origin {
-        if !self.is_legacy(idx) {
-            return Origin::Callout { cookie: id };
+        match self.is_legacy(idx) {
+            false => Origin::Callout { cookie: id },
+            true => self.legacy_origin(idx),
         }
+    }
+
+    /// What the outstanding legacy callout at `idx` is: its slot's `(func, arg)`.
+    fn legacy_origin(&self, idx: u32) -> Origin {
         let slot = &self.slots[idx as usize];
         Origin::Legacy {
             func: slot.func,
@@ -472,13 +477,13 @@ impl<S: Storage> Callouts<S> {
         match self.is_legacy(idx) {
             // The common case, inlined into `unsetcallout` and the pop: one bit read.
             false => Origin::Callout { cookie: id },
-            true => self.forget_legacy(idx, id),
+            true => self.forget_legacy(idx),
         }
     }
 
     /// [`Callouts::forget`] of a legacy callout.
-    fn forget_legacy(&mut self, idx: u32, id: u64) -> Origin {
-        let origin = self.origin_at(idx, id);
+    fn forget_legacy(&mut self, idx: u32) -> Origin {
+        let origin = self.legacy_origin(idx);
         self.unlink(idx);
         origin
     }
