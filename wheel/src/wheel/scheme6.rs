@@ -388,7 +388,33 @@ impl<S: Storage> HashedUnsorted<S> {
             work.spend(1);
             return Some(hint);
         }
+        if let Some(tick) = self.nearest_exact() {
+            work.spend(1);
+            // INVARIANT: a whole search would answer no later (see `nearest_exact`).
+            self.hint.set(Some(tick));
+            return Some(tick);
+        }
         Some(self.search(work))
+    }
+
+    /// The search's commonest answer, found without it: the nearest busy slot, if it lies in
+    /// the group of the next tick's slot, and its bound is its own distance. The slots nearer
+    /// are empty, and every busy slot `k` ticks ahead has its bound at least `k` ticks from now
+    /// (a deadline after now, on that slot): nothing pending is due sooner, and no busy slot's
+    /// bound is lower. A busy clock (timers due every few ticks) answers so almost every time.
+    #[inline(always)]
+    fn nearest_exact(&self) -> Option<u64> {
+        let now = self.arena.now();
+        let next = self.slot_of(now.wrapping_add(1));
+        // The group's slots from `next` on: all within the wheel (a wheel of fewer than 64
+        // slots has no bits above its last), and so within the turn.
+        let busy = self.slots.word(Self::group_of(next)) >> (u64::from(next) % GROUP);
+        if busy == 0 {
+            return None;
+        }
+        let skip = busy.trailing_zeros();
+        let tick = now.wrapping_add(1 + u64::from(skip));
+        (self.low[(next + skip) as usize] == tick).then_some(tick)
     }
 
     /// [`Self::least_bound`] with something pending and no answer kept: the search itself.
@@ -936,6 +962,40 @@ mod tests {
         w.start(36, 3).unwrap();
         assert_eq!((w.hint.get(), w.low[36]), (Some(36), 36));
         check(&w);
+    }
+
+    #[test]
+    fn the_nearest_busy_slot_answers_next_work_only_when_its_bound_is_its_own_tick() {
+        let mut w = wheel(8, 128, 0);
+        // Slot 70, in the second group, is the only busy one: the search finds it.
+        w.start(70, 0).unwrap();
+        assert_eq!(w.nearest_exact(), None);
+        assert_eq!(w.next_work(), Some(70));
+        // Slot 5 holds a timer a turn and more away: nearest, but its bound is not its tick.
+        w.start(133, 1).unwrap();
+        w.hint.set(None);
+        assert_eq!(w.nearest_exact(), None);
+        assert_eq!(w.next_work(), Some(70));
+        check(&w);
+        // A timer due on its own slot's tick, nearer still: the answer, for one unit, kept.
+        w.start(3, 2).unwrap();
+        w.hint.set(None);
+        assert_eq!(w.nearest_exact(), Some(3));
+        let mut work = Work::new(10);
+        assert_eq!(w.next_busy(&mut work), Some(3));
+        assert_eq!((work.done(), w.hint.get()), (1, Some(3)));
+        check(&w);
+        // Run to it and past it: each answer is the tick the next timer is due.
+        let mut fired = Vec::new();
+        while !w.is_empty() {
+            let next = w.next_work().unwrap();
+            w.advance(next, Clock::Tickless, &mut Work::unlimited());
+            check(&w);
+            while let Some(e) = w.pop_expired() {
+                fired.push((e.id, w.now()));
+            }
+        }
+        assert_eq!(fired, [(2, 3), (0, 70), (1, 133)]);
     }
 
     #[test]
