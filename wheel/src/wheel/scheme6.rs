@@ -42,7 +42,9 @@
 //! final as soon as it is at most the next busy slot's `k`: one busy slot for a wheel whose
 //! next timer is less than a turn away. That is next work, and the tickless clock jumps there,
 //! walking only the slot whose bound it reaches. A bound left low by a stop costs one wasted
-//! visit, after which it is exact again.
+//! visit, after which it is exact again. On a busy wheel the nearest busy slot usually holds a
+//! timer due on the tick the clock reaches it, its bound that tick: then that is the answer,
+//! found from one occupancy word without the search.
 //!
 //! Timers more than a turn away make every slot's bound farther than every slot: the search
 //! would have to see every busy slot. So each group of 64 slots (one word of the occupancy
@@ -398,10 +400,11 @@ impl<S: Storage> HashedUnsorted<S> {
     }
 
     /// The search's commonest answer, found without it: the nearest busy slot, if it lies in
-    /// the group of the next tick's slot, and its bound is its own distance. The slots nearer
-    /// are empty, and every busy slot `k` ticks ahead has its bound at least `k` ticks from now
-    /// (a deadline after now, on that slot): nothing pending is due sooner, and no busy slot's
-    /// bound is lower. A busy clock (timers due every few ticks) answers so almost every time.
+    /// the group of the next tick's slot and its bound is the tick the clock next reaches it
+    /// on. The slots nearer are empty, and every busy slot `k` ticks ahead has its bound at
+    /// least `k` ticks from now (a deadline after now, on that slot): nothing pending is due
+    /// sooner, and no busy slot's bound is lower. A busy clock (timers due every few ticks)
+    /// answers so almost every time.
     #[inline(always)]
     fn nearest_exact(&self) -> Option<u64> {
         let now = self.arena.now();
