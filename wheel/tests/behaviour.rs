@@ -576,20 +576,20 @@ fn reschedule_in_place_keeps_handle_and_id() {
         let mut w = Work::unlimited();
         let h = s.start(1000, 7).unwrap();
         let other = s.start(40, 8).unwrap();
-        assert_eq!(s.reschedule(h, 50, 50, &mut w), Ok(()), "{name}");
+        assert_eq!(s.reschedule_within(h, 50, 50, &mut w), Ok(()), "{name}");
         assert_eq!(s.deadline(h), Some(150), "{name}");
         assert_eq!(
-            s.reschedule(h, 50, 50, &mut w),
+            s.reschedule_within(h, 50, 50, &mut w),
             Ok(()),
             "{name}: to where it is"
         );
         assert_eq!(
-            s.reschedule(h, 0, 5, &mut w),
+            s.reschedule_within(h, 0, 5, &mut w),
             Err(Error::Interval),
             "{name}"
         );
         assert_eq!(
-            s.reschedule(h, 6, 5, &mut w),
+            s.reschedule_within(h, 6, 5, &mut w),
             Err(Error::Interval),
             "{name}"
         );
@@ -604,7 +604,7 @@ fn reschedule_in_place_keeps_handle_and_id() {
             "{name}"
         );
         assert_eq!(
-            s.reschedule(other, 5, 5, &mut w),
+            s.reschedule_within(other, 5, 5, &mut w),
             Err(Error::Stale),
             "{name}"
         );
@@ -623,7 +623,7 @@ fn reschedule_in_place_keeps_handle_and_id() {
         let q = s.start(1, 9).unwrap();
         s.tick();
         assert_eq!(s.queued(), 1, "{name}");
-        assert_eq!(s.reschedule(q, 3, 3, &mut w), Ok(()), "{name}");
+        assert_eq!(s.reschedule_within(q, 3, 3, &mut w), Ok(()), "{name}");
         assert_eq!((s.queued(), s.len()), (0, 1), "{name}");
         assert_eq!(
             run_to(&mut s, 160, Clock::Periodic, Some(1)).0,
@@ -681,7 +681,7 @@ fn scheme7_ranges_land_on_coarse_slot_boundaries() {
     }
     // Reschedules too.
     let h = s.start(7, 1).unwrap();
-    s.reschedule(h, 1000, 5000, &mut w).unwrap();
+    s.reschedule_within(h, 1000, 5000, &mut w).unwrap();
     assert_eq!(s.deadline(h), Some(4096));
 }
 
@@ -713,7 +713,7 @@ fn placing_timers_can_be_stopped_and_fire_on_time() {
         let mut w = Work::unlimited();
         assert_eq!(s.start(5, 1), Err(Error::Busy), "{name}");
         assert_eq!(
-            s.reschedule(hs[3], 5, 5, &mut w),
+            s.reschedule_within(hs[3], 5, 5, &mut w),
             Err(Error::Busy),
             "{name}"
         );
@@ -777,7 +777,7 @@ fn a_reschedule_still_placing_can_be_put_back() {
                 live.insert(id, (h, s.now() + d));
             }
             let (h, old) = live[&7];
-            let moved = s.reschedule(h, 3000, 3000, &mut Work::new(2));
+            let moved = s.reschedule_within(h, 3000, 3000, &mut Work::new(2));
             assert_eq!(moved, Ok(()), "{kind:?}");
             let new = s.now() + 3000;
             if !s.placing() {

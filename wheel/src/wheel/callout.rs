@@ -50,9 +50,9 @@
 //! | `pop_expired`   | the scheme's pop, plus O(1) to unlink                              |
 //!
 //! The `_range` forms and `reset` are bounded by a [`Work`] budget as the scheme's
-//! [`Scheme::start_range`] and [`Scheme::reschedule`] are: on schemes 2 and 5 they may leave
-//! the callout *placing*, to be finished with [`Callouts::place`] before the next arm or reset
-//! ([`Error::Busy`] meanwhile).
+//! [`Scheme::start_range`] and [`Scheme::reschedule_within`] are: on schemes 2 and 5 they may
+//! leave the callout *placing*, to be finished with [`Callouts::place`] before the next arm or
+//! reset ([`Error::Busy`] meanwhile).
 //!
 //! Chains are doubly linked so that cancelling or firing a legacy callout, which reaches it by
 //! index, unlinks it without walking. A chain holds every callout with the same `(func, arg)`,
@@ -358,8 +358,9 @@ impl<S: Storage> Callouts<S> {
     }
 
     /// `mod_timer`: moves the outstanding callout `handle` (pending, or due and not yet popped)
-    /// to a tick in `[now + earliest, now + latest]`, in place ([`Scheme::reschedule`]): it
-    /// keeps its handle and what it is, from either interface. Within `work`.
+    /// to a tick in `[now + earliest, now + latest]`, in place
+    /// ([`Scheme::reschedule_within`]): it keeps its handle and what it is, from either
+    /// interface. Within `work`.
     #[inline(always)]
     pub fn reset(
         &mut self,
@@ -368,7 +369,8 @@ impl<S: Storage> Callouts<S> {
         latest: u64,
         work: &mut Work,
     ) -> Result<(), Error> {
-        self.scheme.reschedule(handle, earliest, latest, work)
+        self.scheme
+            .reschedule_within(handle, earliest, latest, work)
     }
 
     /// The tick the outstanding callout `handle` is due on, or `None` if it is stale.

@@ -206,20 +206,26 @@ macro_rules! arena_delegates {
             handle: super::Handle,
             earliest: u64,
             latest: u64,
+        ) -> Result<(), super::Error> {
+            let idx = self.$arena.resolve(handle)?;
+            if self.stays(idx, earliest, latest) {
+                return Ok(());
+            }
+            // The budget is made only on the way out of line, where it is needed: a caller's
+            // would be written to memory before the check, for nothing when the timer stays.
+            self.move_pending(idx, earliest, latest, &mut super::Work::unlimited())
+        }
+
+        #[inline(always)]
+        fn reschedule_within(
+            &mut self,
+            handle: super::Handle,
+            earliest: u64,
+            latest: u64,
             work: &mut super::Work,
         ) -> Result<(), super::Error> {
             let idx = self.$arena.resolve(handle)?;
-            // Already due in the range, the range valid and nothing placing: it stays. Never
-            // true of a queued timer, due now (0 ticks left, and `earliest` is at least 1).
-            // Ratas' idle timer, pushed back on every message, takes this path: it is kept
-            // short enough to be inlined into the caller.
-            let left = self.$arena.remaining(self.$arena.entry(idx).deadline);
-            if earliest != 0
-                && earliest <= left
-                && left <= latest
-                && latest < super::MAX_INTERVAL
-                && !self.placing()
-            {
+            if self.stays(idx, earliest, latest) {
                 work.spend(1);
                 return Ok(());
             }
@@ -338,6 +344,21 @@ macro_rules! arena_delegates {
 /// holds the [`arena::Arena`]; the scheme's own methods are those [`arena_delegates!`] lists.
 macro_rules! arena_moves {
     ($arena:ident) => {
+        /// Whether outstanding entry `idx` stays as it is on a reschedule into `[earliest,
+        /// latest]`: already due in the range, the range valid and nothing placing. Never true
+        /// of a queued timer, due now (0 ticks left, and `earliest` is at least 1). Ratas' idle
+        /// timer, pushed back on every message, stays: this is kept short enough to be
+        /// inlined into the caller.
+        #[inline(always)]
+        fn stays(&self, idx: u32, earliest: u64, latest: u64) -> bool {
+            let left = self.$arena.remaining(self.$arena.entry(idx).deadline);
+            earliest != 0
+                && earliest <= left
+                && left <= latest
+                && latest < super::MAX_INTERVAL
+                && !super::Scheme::placing(self)
+        }
+
         /// [`super::Scheme::reschedule`] of outstanding entry `idx`, past the check that
         /// leaves it where it is.
         fn move_pending(
@@ -755,10 +776,16 @@ pub trait Scheme {
     /// `schedule_in_range`: a timer pushed back again and again, with slack, is left alone
     /// for as long as its deadline is acceptable), and one whose new deadline puts it where it
     /// sits (its slot, its place in a sorted list) just takes the new deadline: nothing more
-    /// than the check in either case. Bounded by `work` as [`Scheme::start_range`] is;
-    /// fails with [`Error::Busy`] while a timer is placing (itself included), and changes
-    /// nothing on any failure.
-    fn reschedule(
+    /// than the check in either case. Fails with [`Error::Busy`] while a timer is placing
+    /// (itself included), and changes nothing on any failure. Unbounded, as [`Scheme::start`]
+    /// is: [`Scheme::reschedule_within`] with no limit on its work.
+    fn reschedule(&mut self, handle: Handle, earliest: u64, latest: u64) -> Result<(), Error> {
+        self.reschedule_within(handle, earliest, latest, &mut Work::unlimited())
+    }
+
+    /// [`Scheme::reschedule`], bounded by `work` as [`Scheme::start_range`] is (a timer left
+    /// placing is finished by [`Scheme::place`]). A timer that stays costs one unit.
+    fn reschedule_within(
         &mut self,
         handle: Handle,
         earliest: u64,
@@ -888,14 +915,18 @@ impl<S: Storage> Scheme for AnyScheme<S> {
         dispatch!(self, s => s.abandon_placement())
     }
     #[inline(always)]
-    fn reschedule(
+    fn reschedule(&mut self, handle: Handle, earliest: u64, latest: u64) -> Result<(), Error> {
+        dispatch!(self, s => s.reschedule(handle, earliest, latest))
+    }
+    #[inline(always)]
+    fn reschedule_within(
         &mut self,
         handle: Handle,
         earliest: u64,
         latest: u64,
         work: &mut Work,
     ) -> Result<(), Error> {
-        dispatch!(self, s => s.reschedule(handle, earliest, latest, work))
+        dispatch!(self, s => s.reschedule_within(handle, earliest, latest, work))
     }
     fn deadline(&self, handle: Handle) -> Option<u64> {
         dispatch!(self, s => s.deadline(handle))

@@ -322,7 +322,8 @@ mod tests {
         assert_heap(&h);
         // A move to the back sifts down as far; the reschedule's own unit comes on top.
         let mut work = Work::unlimited();
-        h.reschedule(handles[1], 600, 600, &mut work).unwrap();
+        h.reschedule_within(handles[1], 600, 600, &mut work)
+            .unwrap();
         assert!((5..=10).contains(&work.done()), "{}", work.done());
         assert_heap(&h);
         // A leaf's stop swaps nothing.

@@ -1043,7 +1043,7 @@ mod tests {
         }
         assert_eq!((w.walked, w.walk_min), (0, 12));
         // Moved to 8 within its slot, behind the walk: the walk's least deadline takes it...
-        w.reschedule(b, 4, 4, &mut Work::unlimited()).unwrap();
+        w.reschedule(b, 4, 4).unwrap();
         assert_eq!(w.walk_min, 8);
         // ... and the slot's bound, once the walk ends, is that deadline.
         let end = w.advance(4, Clock::Tickless, &mut Work::unlimited());

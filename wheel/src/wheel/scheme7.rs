@@ -1050,17 +1050,17 @@ mod tests {
         let mut work = Work::unlimited();
         let h = w.start(100, 1).unwrap();
         assert_eq!(whereabouts(&w, h), (1, 1));
-        w.reschedule(h, 5000, 5000, &mut work).unwrap();
+        w.reschedule_within(h, 5000, 5000, &mut work).unwrap();
         assert_eq!((whereabouts(&w, h), w.put_off), ((1, 1), 1));
         assert_eq!(w.deadline(h), Some(5000));
         assert_eq!(w.next_expiry(), NextExpiry::Unknown);
         assert_placed(&w);
         // Later again: stays, counted once; earlier: moves at once, filed where it belongs.
-        w.reschedule(h, 6000, 6000, &mut work).unwrap();
+        w.reschedule_within(h, 6000, 6000, &mut work).unwrap();
         assert_eq!((whereabouts(&w, h), w.put_off), ((1, 1), 1));
-        w.reschedule(h, 30, 30, &mut work).unwrap();
+        w.reschedule_within(h, 30, 30, &mut work).unwrap();
         assert_eq!((whereabouts(&w, h), w.put_off), ((0, 30), 0));
-        w.reschedule(h, 7000, 7000, &mut work).unwrap();
+        w.reschedule_within(h, 7000, 7000, &mut work).unwrap();
         assert_eq!((whereabouts(&w, h), w.put_off), ((0, 30), 1));
         let mut fired = None;
         while fired.is_none() {

@@ -41,9 +41,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use wheel::callout::{Callouts, Origin};
 use wheel::rng::Rng;
-use wheel::{
-    scheme6, scheme7, AnyScheme, Config, Error, Handle, HostStorage, Scheme, SchemeKind, Work,
-};
+use wheel::{scheme6, scheme7, AnyScheme, Config, Error, Handle, HostStorage, Scheme, SchemeKind};
 
 mod ratas;
 
@@ -793,7 +791,7 @@ impl Timers {
     fn push_back(&mut self, h: Handle, ticks: u64, id: u64) -> Result<Handle, Error> {
         match self {
             Timers::Bare { s, in_place: true } => {
-                s.reschedule(h, ticks, ticks, &mut Work::unlimited())?;
+                s.reschedule(h, ticks, ticks)?;
                 Ok(h)
             }
             Timers::Bare { s, in_place: false } => {

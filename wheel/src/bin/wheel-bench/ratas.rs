@@ -203,10 +203,7 @@ impl<S: Scheme, const WAY: u8> Bench<S, WAY> {
     fn arm(&mut self, unit: usize, role: usize, earliest: u64, latest: u64) -> Result<(), Error> {
         match (self.units[unit].timers[role], Self::WAY) {
             // In place, the handle stays.
-            (Some(h), Way::InPlace | Way::Range) => {
-                self.s
-                    .reschedule(h, earliest, latest, &mut Work::unlimited())
-            }
+            (Some(h), Way::InPlace | Way::Range) => self.s.reschedule(h, earliest, latest),
             _ => self.arm_anew(unit, role, earliest, latest),
         }
     }
@@ -224,9 +221,7 @@ impl<S: Scheme, const WAY: u8> Bench<S, WAY> {
         let slot = &mut self.units[unit].timers[role];
         let handle = match (*slot, Self::WAY) {
             (Some(h), Way::InPlace | Way::Range) => {
-                return self
-                    .s
-                    .reschedule(h, earliest, latest, &mut Work::unlimited());
+                return self.s.reschedule(h, earliest, latest);
             }
             (Some(h), Way::StopStart | Way::Legacy) => {
                 self.s.stop(h)?;
