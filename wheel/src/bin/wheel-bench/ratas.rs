@@ -208,7 +208,8 @@ impl<S: Scheme, const WAY: u8> Bench<S, WAY> {
         }
     }
 
-    /// [`Self::arm`] when it takes a new handle.
+    /// [`Self::arm`] when it takes a new handle: the timer is not pending, or the way moves a
+    /// pending one by stop + start ([`Self::arm`] has moved it in place otherwise).
     #[inline(never)]
     fn arm_anew(
         &mut self,
@@ -220,9 +221,7 @@ impl<S: Scheme, const WAY: u8> Bench<S, WAY> {
         let id = (unit * ROLES + role) as u64;
         let slot = &mut self.units[unit].timers[role];
         let handle = match (*slot, Self::WAY) {
-            (Some(h), Way::InPlace | Way::Range) => {
-                return self.s.reschedule(h, earliest, latest);
-            }
+            (Some(_), Way::InPlace | Way::Range) => unreachable!("moved in place by `arm`"),
             (Some(h), Way::StopStart | Way::Legacy) => {
                 self.s.stop(h)?;
                 self.s.start(latest, id)?
