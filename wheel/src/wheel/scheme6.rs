@@ -453,7 +453,8 @@ impl<S: Storage> HashedUnsorted<S> {
                 let distance = k + u64::from(skip);
                 busy &= busy - 1;
                 if best <= distance {
-                    break;
+                    // Every slot nearer is accounted for: nothing is earlier.
+                    break 'search best;
                 }
                 if used >= left {
                     work.spend(used);
@@ -464,7 +465,6 @@ impl<S: Storage> HashedUnsorted<S> {
                 let low = self.low[(slot + skip) as usize];
                 best = best.min(self.arena.remaining(low));
                 if best <= distance {
-                    // Every slot nearer is accounted for: nothing is earlier.
                     break 'search best;
                 }
             }
