@@ -779,9 +779,7 @@ pub trait Scheme {
     /// than the check in either case. Fails with [`Error::Busy`] while a timer is placing
     /// (itself included), and changes nothing on any failure. Unbounded, as [`Scheme::start`]
     /// is: [`Scheme::reschedule_within`] with no limit on its work.
-    fn reschedule(&mut self, handle: Handle, earliest: u64, latest: u64) -> Result<(), Error> {
-        self.reschedule_within(handle, earliest, latest, &mut Work::unlimited())
-    }
+    fn reschedule(&mut self, handle: Handle, earliest: u64, latest: u64) -> Result<(), Error>;
 
     /// [`Scheme::reschedule`], bounded by `work` as [`Scheme::start_range`] is (a timer left
     /// placing is finished by [`Scheme::place`]). A timer that stays costs one unit.
