@@ -198,6 +198,15 @@ impl<S: Storage> Arena<S> {
         ))
     }
 
+    /// Whether outstanding entry `idx` is due `earliest..=latest` ticks from now, the range
+    /// valid: a reschedule into the range leaves it where it is. Never true of a queued entry,
+    /// due now (0 ticks left, and `earliest` is at least 1).
+    #[inline(always)]
+    pub fn due_within(&self, idx: u32, earliest: u64, latest: u64) -> bool {
+        let left = self.remaining(self.entries[idx as usize].deadline);
+        earliest != 0 && earliest <= left && left <= latest && latest < MAX_INTERVAL
+    }
+
     /// Of two ticks not before now, the one nearer.
     pub fn sooner(&self, a: u64, b: u64) -> u64 {
         if self.remaining(a) <= self.remaining(b) {
@@ -351,6 +360,18 @@ impl<S: Storage> Arena<S> {
             Some(e) if e.tag.wrapping_sub(issued) < u64::from(FREE) => Ok(idx),
             _ => Err(Error::Stale),
         }
+    }
+
+    /// The deadline of the outstanding timer `handle` names, if it is still outstanding.
+    pub fn deadline_of(&self, handle: Handle) -> Option<u64> {
+        let idx = self.resolve(handle).ok()?;
+        Some(self.entries[idx as usize].deadline)
+    }
+
+    /// The request id of the timer `handle` names, if it is still outstanding.
+    pub fn id_of(&self, handle: Handle) -> Option<u64> {
+        let idx = self.resolve(handle).ok()?;
+        Some(self.entries[idx as usize].id)
     }
 
     /// The handle of entry `idx`, if it is in use.

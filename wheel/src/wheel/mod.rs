@@ -323,13 +323,11 @@ macro_rules! arena_delegates {
         }
 
         fn deadline(&self, handle: super::Handle) -> Option<u64> {
-            let idx = self.$arena.resolve(handle).ok()?;
-            Some(self.$arena.entry(idx).deadline)
+            self.$arena.deadline_of(handle)
         }
 
         fn id(&self, handle: super::Handle) -> Option<u64> {
-            let idx = self.$arena.resolve(handle).ok()?;
-            Some(self.$arena.entry(idx).id)
+            self.$arena.id_of(handle)
         }
 
         fn handle_at(&self, index: u32) -> Option<super::Handle> {
@@ -351,17 +349,12 @@ macro_rules! arena_moves {
         /// inlined into the caller.
         #[inline(always)]
         fn stays(&self, idx: u32, earliest: u64, latest: u64) -> bool {
-            let left = self.$arena.remaining(self.$arena.entry(idx).deadline);
-            earliest != 0
-                && earliest <= left
-                && left <= latest
-                && latest < super::MAX_INTERVAL
-                && !super::Scheme::placing(self)
+            self.$arena.due_within(idx, earliest, latest) && !super::Scheme::placing(self)
         }
 
         /// [`super::Scheme::reschedule`] of outstanding entry `idx`, past the check that
         /// leaves it where it is.
-        fn move_pending(
+        pub(super) fn move_pending(
             &mut self,
             idx: u32,
             earliest: u64,
@@ -803,7 +796,30 @@ pub trait Scheme {
     fn handle_at(&self, index: u32) -> Option<Handle>;
 }
 
+/// Forwards a method call to whichever scheme `$self` holds.
+macro_rules! dispatch {
+    ($self:expr, $s:ident => $e:expr) => {
+        match $self {
+            AnyScheme::S1($s) => $e,
+            AnyScheme::S2($s) => $e,
+            AnyScheme::S3($s) => $e,
+            AnyScheme::S4($s) => $e,
+            AnyScheme::S5($s) => $e,
+            AnyScheme::S6($s) => $e,
+            AnyScheme::S7($s) => $e,
+        }
+    };
+}
+
 /// Any scheme, chosen at run time; dispatches statically.
+///
+/// What lives in the arena (the due queue, the clock, the counts, the entries) is reached
+/// without dispatching at all: every scheme is `repr(C)` with its [`arena::Arena`] first, and
+/// this enum is `repr(u8)`, whose variants each lay out as a `repr(C)` struct of the tag and
+/// the scheme, so the arena sits at one offset whichever scheme is held, and the match of
+/// [`AnyScheme::arena`] compiles to no branch. [`Scheme::pop_expired`] on the callout layer,
+/// and in the module, costs what it costs on a scheme named at compile time.
+#[repr(u8)]
 pub enum AnyScheme<S: Storage> {
     /// Scheme 1.
     S1(scheme1::Straightforward<S>),
@@ -834,21 +850,31 @@ impl<S: Storage> AnyScheme<S> {
             SchemeKind::Hierarchical => AnyScheme::S7(scheme7::Hierarchical::new(config)?),
         })
     }
-}
 
-/// Forwards a method call to whichever scheme `$self` holds.
-macro_rules! dispatch {
-    ($self:expr, $s:ident => $e:expr) => {
-        match $self {
-            AnyScheme::S1($s) => $e,
-            AnyScheme::S2($s) => $e,
-            AnyScheme::S3($s) => $e,
-            AnyScheme::S4($s) => $e,
-            AnyScheme::S5($s) => $e,
-            AnyScheme::S6($s) => $e,
-            AnyScheme::S7($s) => $e,
-        }
-    };
+    /// The arena of the scheme held: one offset for every variant (see [`AnyScheme`]).
+    #[inline(always)]
+    fn arena(&self) -> &arena::Arena<S> {
+        dispatch!(self, s => &s.arena)
+    }
+
+    /// [`AnyScheme::arena`], mutably.
+    #[inline(always)]
+    fn arena_mut(&mut self) -> &mut arena::Arena<S> {
+        dispatch!(self, s => &mut s.arena)
+    }
+
+    /// [`Scheme::reschedule_within`] of outstanding entry `idx`, past the check that leaves it
+    /// where it is.
+    #[inline(never)]
+    fn move_pending(
+        &mut self,
+        idx: u32,
+        earliest: u64,
+        latest: u64,
+        work: &mut Work,
+    ) -> Result<(), Error> {
+        dispatch!(self, s => s.move_pending(idx, earliest, latest, work))
+    }
 }
 
 impl<S: Storage> Scheme for AnyScheme<S> {
@@ -864,20 +890,22 @@ impl<S: Storage> Scheme for AnyScheme<S> {
     fn tick(&mut self) -> usize {
         dispatch!(self, s => s.tick())
     }
+    #[inline(always)]
     fn pop_expired(&mut self) -> Option<Expired> {
-        dispatch!(self, s => s.pop_expired())
+        self.arena_mut().pop_due()
     }
+    #[inline(always)]
     fn now(&self) -> u64 {
-        dispatch!(self, s => s.now())
+        self.arena().now()
     }
     fn len(&self) -> usize {
-        dispatch!(self, s => s.len())
+        self.arena().len()
     }
     fn queued(&self) -> usize {
-        dispatch!(self, s => s.queued())
+        self.arena().queued()
     }
     fn capacity(&self) -> usize {
-        dispatch!(self, s => s.capacity())
+        self.arena().capacity()
     }
     fn next_expiry(&self) -> NextExpiry {
         dispatch!(self, s => s.next_expiry())
@@ -888,9 +916,11 @@ impl<S: Storage> Scheme for AnyScheme<S> {
     fn kind(&self) -> SchemeKind {
         dispatch!(self, s => s.kind())
     }
+    #[inline(always)]
     fn advance(&mut self, target: u64, clock: Clock, work: &mut Work) -> Advanced {
         dispatch!(self, s => s.advance(target, clock, work))
     }
+    #[inline(always)]
     fn next_work(&self) -> Option<u64> {
         dispatch!(self, s => s.next_work())
     }
@@ -903,6 +933,7 @@ impl<S: Storage> Scheme for AnyScheme<S> {
     ) -> Result<Handle, Error> {
         dispatch!(self, s => s.start_range(earliest, latest, id, work))
     }
+    #[inline(always)]
     fn placing(&self) -> bool {
         dispatch!(self, s => s.placing())
     }
@@ -912,9 +943,15 @@ impl<S: Storage> Scheme for AnyScheme<S> {
     fn abandon_placement(&mut self) -> bool {
         dispatch!(self, s => s.abandon_placement())
     }
+    /// The stay-put check on the arena, as each scheme's own (`arena_moves!`), without
+    /// dispatching but for [`Scheme::placing`]; the move out of line.
     #[inline(always)]
     fn reschedule(&mut self, handle: Handle, earliest: u64, latest: u64) -> Result<(), Error> {
-        dispatch!(self, s => s.reschedule(handle, earliest, latest))
+        let idx = self.arena().resolve(handle)?;
+        if self.arena().due_within(idx, earliest, latest) && !self.placing() {
+            return Ok(());
+        }
+        self.move_pending(idx, earliest, latest, &mut Work::unlimited())
     }
     #[inline(always)]
     fn reschedule_within(
@@ -924,15 +961,49 @@ impl<S: Storage> Scheme for AnyScheme<S> {
         latest: u64,
         work: &mut Work,
     ) -> Result<(), Error> {
-        dispatch!(self, s => s.reschedule_within(handle, earliest, latest, work))
+        let idx = self.arena().resolve(handle)?;
+        if self.arena().due_within(idx, earliest, latest) && !self.placing() {
+            work.spend(1);
+            return Ok(());
+        }
+        self.move_pending(idx, earliest, latest, work)
     }
     fn deadline(&self, handle: Handle) -> Option<u64> {
-        dispatch!(self, s => s.deadline(handle))
+        self.arena().deadline_of(handle)
     }
     fn id(&self, handle: Handle) -> Option<u64> {
-        dispatch!(self, s => s.id(handle))
+        self.arena().id_of(handle)
     }
     fn handle_at(&self, index: u32) -> Option<Handle> {
-        dispatch!(self, s => s.handle_at(index))
+        self.arena().outstanding(index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::HostStorage;
+
+    /// What lets [`AnyScheme`] reach the arena without a branch: it sits at one offset whichever
+    /// scheme is held. A scheme that loses `repr(C)`, or puts another field first, fails this.
+    #[test]
+    fn the_arena_sits_at_one_offset_in_every_scheme() {
+        let config = Config {
+            capacity: 8,
+            slots: 64,
+            start: 0,
+        };
+        let offsets: std::vec::Vec<(SchemeKind, usize)> = SchemeKind::ALL
+            .iter()
+            .map(|&kind| {
+                let s = AnyScheme::<HostStorage>::new(kind, &config).expect("new");
+                let at = s.arena() as *const arena::Arena<HostStorage> as usize;
+                (kind, at - &s as *const AnyScheme<HostStorage> as usize)
+            })
+            .collect();
+        assert!(
+            offsets.iter().all(|&(_, at)| at == offsets[0].1),
+            "{offsets:?}"
+        );
     }
 }

@@ -49,8 +49,10 @@ const LISTED: u32 = 0;
 ///   `bound` is after now.
 /// - While a walk is in progress (`walk != NIL` during a tick), the entries before `walk`
 ///   have been compared on this tick and are pending, each at or after `walk_min`.
+#[repr(C)]
 pub struct Straightforward<S: Storage> {
-    arena: Arena<S>,
+    /// First, as in every scheme: see [`super::AnyScheme`].
+    pub(super) arena: Arena<S>,
     list: List,
     bound: u64,
     /// The next entry the current tick's walk compares, or [`NIL`].

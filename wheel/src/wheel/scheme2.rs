@@ -44,8 +44,10 @@ const ORDERED: u32 = 0;
 /// - For the entries on `list` in order, `delta` of the first is its deadline minus `now`, and
 ///   `delta` of each other is its deadline minus its predecessor's: deltas are never negative.
 /// - While `placing` is set, every entry before its cursor is due no later than it.
+#[repr(C)]
 pub struct OrderedList<S: Storage> {
-    arena: Arena<S>,
+    /// First, as in every scheme: see [`super::AnyScheme`].
+    pub(super) arena: Arena<S>,
     list: List,
     /// Each entry's differential time, by arena index.
     delta: S::Buf<u64>,

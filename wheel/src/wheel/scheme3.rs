@@ -49,8 +49,10 @@ fn child(pos: usize) -> usize {
 /// - `heap[..len]` holds exactly the pending entries; `pos` of the entry at `heap[p]` is `p`.
 /// - Heap order: for every `p > 0`, the key of `heap[parent(p)]` is at most that of `heap[p]`,
 ///   where an entry's key is its deadline minus `now`, modulo 2^64, and is at least 1.
+#[repr(C)]
 pub struct Heap<S: Storage> {
-    arena: Arena<S>,
+    /// First, as in every scheme: see [`super::AnyScheme`].
+    pub(super) arena: Arena<S>,
     heap: S::Buf<u32>,
     /// The heap position of each pending entry, by arena index.
     pos: S::Buf<u32>,

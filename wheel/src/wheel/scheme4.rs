@@ -65,8 +65,10 @@ pub const MAX_SLOTS: u32 = 1 << 24;
 ///
 /// - An entry on `slots[s]` is due `(s - cursor) mod MaxInterval` ticks from now, a distance of
 ///   0 meaning a whole turn, `MaxInterval` (or, while the tick is half done, now itself).
+#[repr(C)]
 pub struct BasicWheel<S: Storage> {
-    arena: Arena<S>,
+    /// First, as in every scheme: see [`super::AnyScheme`].
+    pub(super) arena: Arena<S>,
     slots: Slots<S>,
     cursor: u32,
 }

@@ -58,8 +58,10 @@ const SLOTTED: u32 = 0;
 /// - Each slot's list is ordered by `deadline - now` (modulo 2^64), ties in start order.
 /// - While `placing` is set, every entry of its slot before its cursor is due no later than
 ///   it.
+#[repr(C)]
 pub struct HashedSorted<S: Storage> {
-    arena: Arena<S>,
+    /// First, as in every scheme: see [`super::AnyScheme`].
+    pub(super) arena: Arena<S>,
     slots: Slots<S>,
     /// `M - 1`.
     mask: u64,

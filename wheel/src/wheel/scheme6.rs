@@ -90,8 +90,10 @@ const GROUP: u64 = u64::BITS as u64;
 ///   it exact again or the group empties.
 /// - `hint`, when set, is after now and at or before every pending deadline, and at or before
 ///   the bound `low[s]` of every busy slot `s`.
+#[repr(C)]
 pub struct HashedUnsorted<S: Storage> {
-    arena: Arena<S>,
+    /// First, as in every scheme: see [`super::AnyScheme`].
+    pub(super) arena: Arena<S>,
     slots: Slots<S>,
     low: S::Buf<u64>,
     /// A lower bound of the deadlines on each group of 64 slots, while it is after now.

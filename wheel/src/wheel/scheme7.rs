@@ -254,8 +254,10 @@ impl<const DEPTH: usize> Shape for Pow2<DEPTH> {
 ///   top, the next list its level's pointer reaches), so that the first busy list's bound is
 ///   a lower bound of every deadline. The bound is `low[k]`, except for a level-0 list below
 ///   the top, whose bound is its own tick (`low[k]` unused).
+#[repr(C)]
 pub struct Hierarchical<S: Storage, const DEPTH: usize = LVL_DEPTH> {
-    arena: Arena<S>,
+    /// First, as in every scheme: see [`super::AnyScheme`].
+    pub(super) arena: Arena<S>,
     /// The slots, level by level, with their occupancy (one 64-bit word per level), and last
     /// the overflow list, beyond the top level's turn, at [`Self::OVERFLOW`].
     slots: Slots<S>,
