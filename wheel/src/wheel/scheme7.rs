@@ -745,7 +745,13 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
         if self.arena.ticking() {
             return Some(self.arena.now());
         }
-        // By the placement rule the first busy list holds the earliest timers.
+        // By the placement rule the first busy list holds the earliest timers. A busy clock's
+        // commonest answer first: a busy level-0 slot, whose bound is its own tick.
+        if DEPTH > 1 {
+            if let Some(tick) = self.next_level0() {
+                return Some(tick);
+            }
+        }
         self.first_busy().map(|list| self.bound(list))
     }
 
