@@ -15,8 +15,10 @@
 //! - **ratas** — Ratas' own benchmark (`ratas.rs`), schemes 6 and 7 only: work units in
 //!   pairs exchanging requests and paced responses for 300 simulated seconds, their idle
 //!   timers pushed back on every message, Ratas' `schedule` on a pending timer made by stop +
-//!   start, by reschedule in place, and in place with ranges. Reported as timer operations
-//!   (schedules, executions, cancels) per second and seconds per run, with Ratas' checksum.
+//!   start, by reschedule in place, and in place with ranges, the last also with the scheme
+//!   chosen at run time ([`AnyScheme`], as the callout layer and the module hold it). Reported
+//!   as timer operations (schedules, executions, cancels) per second and seconds per run, with
+//!   Ratas' checksum.
 //! - **messages** — units exchanging messages, each with a short, a medium and an idle timer:
 //!   a unit's short timer sends a message to another unit and re-arms; every message received
 //!   pushes the receiver's idle timer back (it never fires while traffic flows) and arms its
@@ -187,6 +189,9 @@ struct Row {
 struct RatasRow {
     kind: SchemeKind,
     way: ratas::Way,
+    /// Whether the scheme was chosen at run time ([`AnyScheme`], as the callout layer and the
+    /// module hold it) rather than named at compile time.
+    any: bool,
     pairs: u32,
     outcome: ratas::Outcome,
     /// Seconds of each run, sorted.
@@ -337,14 +342,21 @@ impl Results {
             let base = self
                 .ratas
                 .iter()
-                .find(|b| b.kind == r.kind && b.pairs == r.pairs && b.way == ratas::Way::Legacy)
+                .find(|b| {
+                    b.kind == r.kind && b.pairs == r.pairs && b.way == ratas::Way::Legacy && !b.any
+                })
                 .map_or(f64::NAN, |b| b.median() / r.median());
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {:.3} ({:.3}–{:.3}) | {:.1} | {:.2}x | {} |",
+                "| {} | {} | {}{} | {:.3} ({:.3}–{:.3}) | {:.1} | {:.2}x | {} |",
                 r.kind.name(),
                 r.pairs,
                 r.way.text(),
+                if r.any {
+                    ", scheme chosen at run time"
+                } else {
+                    ""
+                },
                 r.median(),
                 r.seconds[0],
                 r.seconds[r.seconds.len() - 1],
@@ -676,40 +688,50 @@ fn sweep_ratas(kind: SchemeKind, pairs: &[u32], opts: &Opts, res: &mut Results) 
             start: 0,
         };
         let mut rows: Vec<RatasRow> = Vec::new();
+        // Every way on the scheme named at compile time, and the last one again through
+        // `AnyScheme`, as the callout layer and the module run it.
+        let ways = ratas::Way::ALL
+            .into_iter()
+            .map(|way| (way, false))
+            .chain([(ratas::Way::Range, true)]);
         for round in 0..repeats {
-            for way in ratas::Way::ALL {
-                let run = match kind {
-                    SchemeKind::HashedUnsorted => {
+            for (way, any) in ways.clone() {
+                let run = match (kind, any) {
+                    (_, true) => AnyScheme::<HostStorage>::new(kind, &config)
+                        .and_then(|s| ratas::run(s, way, p)),
+                    (SchemeKind::HashedUnsorted, false) => {
                         scheme6::HashedUnsorted::<HostStorage>::new(&config)
                             .and_then(|s| ratas::run(s, way, p))
                     }
                     _ => scheme7::Hierarchical::<HostStorage>::new(&config)
                         .and_then(|s| ratas::run(s, way, p)),
                 };
+                let bench = ratas_bench(way, any);
                 let (o, took) = match run {
                     Ok(r) => r,
                     Err(e) => {
-                        res.note(way.bench(), kind, u64::from(p), format!("error: {e:?}"));
+                        res.note(bench, kind, u64::from(p), format!("error: {e:?}"));
                         return;
                     }
                 };
                 eprintln!(
                     "  {:<20} {:<24} pairs={p:<6} round {}/{repeats}: {:.3} s",
-                    way.bench(),
+                    bench,
                     kind.name(),
                     round + 1,
                     took.as_secs_f64()
                 );
-                match rows.iter_mut().find(|r| r.way == way) {
+                match rows.iter_mut().find(|r| r.way == way && r.any == any) {
                     Some(r) if r.outcome != o => {
                         let why = format!("error: runs differ: {:?} then {o:?}", r.outcome);
-                        res.note(way.bench(), kind, u64::from(p), why);
+                        res.note(bench, kind, u64::from(p), why);
                         return;
                     }
                     Some(r) => r.seconds.push(took.as_secs_f64()),
                     None => rows.push(RatasRow {
                         kind,
                         way,
+                        any,
                         pairs: p,
                         outcome: o,
                         seconds: vec![took.as_secs_f64()],
@@ -720,9 +742,28 @@ fn sweep_ratas(kind: SchemeKind, pairs: &[u32], opts: &Opts, res: &mut Results) 
         for r in &mut rows {
             r.seconds.sort_by(f64::total_cmp);
             let mops = r.outcome.operations() as f64 / r.median() / 1e6;
-            res.add(r.way.bench(), kind, u64::from(p), mops, "Mops/s");
+            res.add(
+                ratas_bench(r.way, r.any),
+                kind,
+                u64::from(p),
+                mops,
+                "Mops/s",
+            );
         }
         res.ratas.extend(rows);
+    }
+}
+
+/// The benchmark's name of a way of Ratas' benchmark, `any` when the scheme is chosen at run
+/// time (only ever with ranges, the way the module would run it).
+fn ratas_bench(way: ratas::Way, any: bool) -> &'static str {
+    debug_assert!(
+        !any || way == ratas::Way::Range,
+        "{way:?} through AnyScheme"
+    );
+    match any {
+        true => "ratas-range-any",
+        false => way.bench(),
     }
 }
 
