@@ -35,6 +35,17 @@
 //! nothing is left. At level 0 the slot is reached on the deadline itself. A timer is queued
 //! only when the clock equals its deadline: never early, never late.
 //!
+//! One exception, below the top: a timer due within level 0's turn (1 to 63 ticks ahead) goes
+//! on level 0, in the slot of the deadline's lowest digit, whatever the digits above say. Level
+//! 0's pointer moves a slot a tick, so it reaches that slot on the deadline itself, in its next
+//! turn if the slot is behind it; the paper's rule would put a timer that crosses a multiple of
+//! 64, however near, on level 1, to migrate at the crossing (the paper's "if the minutes
+//! remaining were zero, we could go directly to the second array", taken one step on). This
+//! spares most short timers their migration: Ratas' pace timers, 10 ticks, crossed one in 6.4.
+//! A timer filed above level 0 earlier stays there as the clock comes within level 0's turn of
+//! it, until its list's cascade, so a level-0 slot behind the pointer may hold timers due
+//! after some on level 1: [`Scheme::next_work`] and [`Scheme::next_expiry`] then look at both.
+//!
 //! The top level has no higher digit to compare, so it is a ring: its pointer next visits the
 //! slot `k` ahead of it `k` top slots from now, so a deadline 1 to 64 top slots ahead goes in
 //! slot `digit + k` modulo 64 (for `k = 64`, the slot under the pointer, visited again a full
@@ -72,8 +83,9 @@
 //! away through the occupancy words, and the clock jumps there, migrating on the way as it
 //! passes. Each list also keeps a lower bound of its deadlines, lowered as timers are filed,
 //! so [`Scheme::next_work`] is the bound of the first busy list (which, by the placement rule,
-//! holds the earliest timers): a lone timer a week away is one wakeup, its migrations done by
-//! the advance that wakeup makes.
+//! holds the earliest timers, but for a level-0 slot in level 0's next turn, when the first
+//! busy list above level 0 is looked at too): a lone timer a week away is one wakeup, its
+//! migrations done by the advance that wakeup makes.
 //!
 //! The commonest such tick, with timers a few ticks apart, turns level 0 alone onto a busy
 //! slot whose entries are all due: [`Scheme::advance`] takes it whole, handing the slot to the
@@ -181,11 +193,27 @@ fn turns(shape: &impl Shape, now: u64, level: usize) -> bool {
     slots_ahead(shape, now.wrapping_sub(1), 1, level) == Some(1)
 }
 
-/// Where a timer due `rem` ticks after `now` goes: the level of the highest digit that
-/// differs, in the slot as many steps ahead of that level's pointer as the pointer will move
-/// before the deadline. Below the top this is the deadline's digit; the top is a ring and
-/// holds at most one turn.
+/// Where a timer due `rem` ticks after `now` goes. Within a turn of the lowest level (the
+/// pointer's own slot excluded), below the top: the lowest level, in the slot `rem` steps
+/// ahead of its pointer, which moves a slot a tick and so reaches it on the deadline whatever
+/// the digits above say. Otherwise [`place_by_digits`].
 fn place(shape: &impl Shape, now: u64, rem: u64) -> Place {
+    let radix = shape.radix(0);
+    if shape.depth() > 1 && rem != 0 && rem < radix {
+        let slot = (digit(shape, now, 0) + rem) % radix;
+        return Place::Slot {
+            level: 0,
+            slot: slot as usize,
+        };
+    }
+    place_by_digits(shape, now, rem)
+}
+
+/// Where the paper files a timer due `rem` ticks after `now`: the level of the highest digit
+/// that differs, in the slot as many steps ahead of that level's pointer as the pointer will
+/// move before the deadline. Below the top this is the deadline's digit; the top is a ring and
+/// holds at most one turn.
+fn place_by_digits(shape: &impl Shape, now: u64, rem: u64) -> Place {
     if rem == 0 {
         return Place::Due;
     }
@@ -241,19 +269,22 @@ impl<const DEPTH: usize> Shape for Pow2<DEPTH> {
 /// # Invariants
 ///
 /// - After every complete tick, each pending entry is on the list that `place` names for its
-///   deadline seen from `now`, with `Entry::list` that list's index in `slots`: `level * 64 +
-///   slot`, or `DEPTH * 64` for the overflow list; or it is *put off*: on a list below the top
-///   level whose first tick comes before its deadline, tagged with that list's index and
-///   `PUT_OFF`, and counted in `put_off`. In particular, below the top level the slot under
-///   the pointer is empty, and every entry not put off on a lower level is due before every
-///   entry on a higher one, and everything in the wheel before everything on the overflow
+///   deadline seen from `now`, or, above level 0, on the one `place_by_digits` names (filed
+///   before the clock came within level 0's turn of it), with `Entry::list` that list's index
+///   in `slots`: `level * 64 + slot`, or `DEPTH * 64` for the overflow list; or it is *put
+///   off*: on a list below the top level whose first tick comes before its deadline, tagged
+///   with that list's index and `PUT_OFF`, and counted in `put_off`. In particular, below the
+///   top level the slot under the pointer is empty, every entry not put off on a level above 0
+///   is due before every entry on a higher one, every entry on level 0 in its current turn
+///   before every entry above, and everything in the wheel before everything on the overflow
 ///   list. While a tick is half done, the lists still to be cascaded (`levels_left`, the
 ///   overflow list from `ov_at`) may hold entries that belong elsewhere, and nothing else does.
 /// - Every deadline on a non-empty list `k` is at or after its bound `bound(k)` (counted from
 ///   now), and the bound comes before the end of the span of list `k` (for a list below the
-///   top, the next list its level's pointer reaches), so that the first busy list's bound is
+///   top, the next list its level's pointer reaches), so that the first busy list's bound, and
+///   when that list is on level 0 in its next turn the first busy list's above level 0 too, is
 ///   a lower bound of every deadline. The bound is `low[k]`, except for a level-0 list below
-///   the top, whose bound is its own tick (`low[k]` unused).
+///   the top, whose bound is the tick its pointer next moves onto it (`low[k]` unused).
 #[repr(C)]
 pub struct Hierarchical<S: Storage, const DEPTH: usize = LVL_DEPTH> {
     /// First, as in every scheme: see [`super::AnyScheme`].
@@ -304,9 +335,10 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
 
     /// The list `place` names for a timer due `rem` ticks from now, or `None` if it is due.
     ///
-    /// Below the top level, by bit operations alone: the level is the highest differing
-    /// digit, the slot that digit of the deadline (`place` proves it the same); the top
-    /// level's ring and the overflow list go through `place` itself.
+    /// Below the top level, by bit operations alone: within level 0's turn, the deadline's
+    /// lowest digit; beyond it, the level is the highest differing digit and the slot that
+    /// digit of the deadline (`place` proves them the same); the top level's ring and the
+    /// overflow list go through `place` itself.
     #[inline(always)]
     fn list_for(&self, rem: u64) -> Option<usize> {
         debug_assert!(rem < super::MAX_INTERVAL, "filed {rem} ticks late");
@@ -315,6 +347,10 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         }
         let now = self.arena.now();
         let deadline = now.wrapping_add(rem);
+        // Within level 0's turn: its slot is the deadline's lowest digit.
+        if DEPTH > 1 && rem < LVL_SIZE as u64 {
+            return Some((deadline & LVL_MASK) as usize);
+        }
         let differ = (now ^ deadline) | LVL_MASK;
         let level = ((u64::BITS - 1 - differ.leading_zeros()) / LVL_BITS) as usize;
         if level + 1 < DEPTH {
@@ -450,12 +486,8 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     fn retime(&mut self, idx: u32, deadline: u64, work: &mut Work) -> bool {
         let (list, put_off) = self.list_of_entry(idx);
         if list < Self::TOP {
-            let level = list / LVL_SIZE;
-            let shift = LVL_BITS as usize * level;
-            let now = self.arena.now();
-            // The list's first tick: now's digits above the level, the slot's, zeros below.
-            let reach = (now & !((LVL_SIZE as u64) << shift).wrapping_sub(1))
-                | (((list % LVL_SIZE) as u64) << shift);
+            let shift = LVL_BITS as usize * (list / LVL_SIZE);
+            let reach = self.reach(list);
             let (rem, from) = (self.arena.remaining(deadline), self.arena.remaining(reach));
             if rem >= from {
                 let beyond = rem - from >= 1 << shift;
@@ -489,6 +521,25 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
             None => return false,
         }
         true
+    }
+
+    /// The tick on which its level's pointer next moves onto list `list`, below the top. On
+    /// level 0, the next tick whose lowest digit is the slot (now itself for the pointer's own
+    /// slot, while a tick is half done); above it, now's digits above the level, the slot's, and
+    /// zeros below (a slot there behind its pointer holds nothing: see [`place`]).
+    #[inline(always)]
+    fn reach(&self, list: usize) -> u64 {
+        debug_assert!(
+            list < Self::TOP,
+            "list {list} is on the top level or beyond"
+        );
+        let now = self.arena.now();
+        if list < LVL_SIZE {
+            return now.wrapping_add((list as u64).wrapping_sub(now) & LVL_MASK);
+        }
+        let shift = LVL_BITS as usize * (list / LVL_SIZE);
+        (now & !((LVL_SIZE as u64) << shift).wrapping_sub(1))
+            | (((list % LVL_SIZE) as u64) << shift)
     }
 
     /// The highest level whose pointer tick `now` moves on: a level turns when every digit
@@ -695,12 +746,13 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         best
     }
 
-    /// The first busy list in deadline order: the first busy slot after the pointer of the
-    /// lowest busy level, else the overflow list.
-    fn first_busy(&self) -> Option<usize> {
+    /// The first busy list in deadline order among the levels of `levels` (bit `l` for level
+    /// `l`, bit `DEPTH` for the overflow list): the first busy slot after the pointer of the
+    /// lowest busy level there, else the overflow list.
+    fn first_busy(&self, levels: u64) -> Option<usize> {
         // A level is a word of the occupancy bitmap, and the overflow list the first bit of
         // the word after the top's: the lowest busy word is the first busy level, if any.
-        let busy = self.slots.busy_words();
+        let busy = self.slots.busy_words() & levels;
         if busy == 0 {
             return None;
         }
@@ -713,14 +765,23 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     }
 
     /// A lower bound of the deadlines on busy list `list`, after a complete tick. Below the
-    /// top, a level-0 slot is after the pointer's in the current turn of level 0, and its
-    /// entries are due on the tick the pointer moves onto it (or later, put off there): that
-    /// tick is the bound, so none is kept. Every other list keeps its bound in `low`.
+    /// top, the entries of a level-0 slot are due on the tick the pointer next moves onto it
+    /// (or later, put off there): that tick is the bound, so none is kept. Every other list
+    /// keeps its bound in `low`.
     fn bound(&self, list: usize) -> u64 {
         match DEPTH > 1 && list < LVL_SIZE {
-            true => (self.arena.now() & !LVL_MASK) | list as u64,
+            true => self.reach(list),
             false => self.low[list],
         }
+    }
+
+    /// Whether level-0 list `list`, below the top, comes in level 0's next turn: at or behind
+    /// its pointer. Its timers are due after level 1 next turns, and a timer filed above level
+    /// 0 before the clock came within level 0's turn of it, waiting there for its list's
+    /// cascade, may be due before them: the first busy list is then not alone in holding the
+    /// earliest timer (see [`place`]).
+    fn next_turn(&self, list: usize) -> bool {
+        DEPTH > 1 && list < LVL_SIZE && list as u64 <= self.arena.now() & LVL_MASK
     }
 
     /// The earliest deadline on non-empty list `list`.
@@ -745,14 +806,23 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
         if self.arena.ticking() {
             return Some(self.arena.now());
         }
-        // By the placement rule the first busy list holds the earliest timers. A busy clock's
-        // commonest answer first: a busy level-0 slot, whose bound is its own tick.
+        // By the placement rule the first busy list holds the earliest timers, but for a
+        // level-0 slot in level 0's next turn. A busy clock's commonest answer first: a busy
+        // level-0 slot in this turn, whose bound is its own tick.
         if DEPTH > 1 {
             if let Some(tick) = self.next_level0() {
                 return Some(tick);
             }
         }
-        self.first_busy().map(|list| self.bound(list))
+        let first = self.first_busy(u64::MAX)?;
+        let bound = self.bound(first);
+        match self.next_turn(first) {
+            true => match self.first_busy(!1) {
+                Some(above) => Some(self.arena.sooner(bound, self.bound(above))),
+                None => Some(bound),
+            },
+            false => Some(bound),
+        }
     }
 
     fn next_expiry(&self) -> NextExpiry {
@@ -761,12 +831,17 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
             return NextExpiry::Unknown;
         }
         // A level-0 slot holds one deadline; a higher one a range, hence the walk.
-        match self.first_busy() {
-            None => NextExpiry::Idle,
-            Some(list) if list < LVL_SIZE => {
-                NextExpiry::At(self.arena.entry(self.list(list).head).deadline)
-            }
-            Some(list) => NextExpiry::At(self.earliest(list)),
+        let earliest = |list: usize| match list < LVL_SIZE {
+            true => self.arena.entry(self.list(list).head).deadline,
+            false => self.earliest(list),
+        };
+        let Some(first) = self.first_busy(u64::MAX) else {
+            return NextExpiry::Idle;
+        };
+        let at = earliest(first);
+        match self.next_turn(first).then(|| self.first_busy(!1)).flatten() {
+            Some(above) => NextExpiry::At(self.arena.sooner(at, earliest(above))),
+            None => NextExpiry::At(at),
         }
     }
 
@@ -1028,19 +1103,26 @@ mod tests {
                 let e = w.arena.entry(at);
                 let (on, put_off) = w.list_of_entry(at);
                 assert_eq!(on, list);
-                let want = match place(&Pow2::<D>, now, w.arena.remaining(e.deadline)) {
+                let rem = w.arena.remaining(e.deadline);
+                let want = |place: Place| match place {
                     Place::Slot { level, slot } => level * LVL_SIZE + slot,
                     Place::Overflow => Wheel::<D>::OVERFLOW,
                     Place::Due => panic!("due entry {at} pending at {now}"),
                 };
+                let (by_rule, by_digits) = (
+                    want(place(&Pow2::<D>, now, rem)),
+                    want(place_by_digits(&Pow2::<D>, now, rem)),
+                );
                 if put_off {
                     put_off_seen += 1;
                     // Put off: on a list below the top that the pointer reaches first.
                     assert!(list < Wheel::<D>::TOP, "entry {at} put off on list {list}");
                 } else {
-                    assert_eq!(
-                        list, want,
-                        "entry {at} due {} misplaced at {now}",
+                    // Or filed above level 0 before the clock came within its turn, and
+                    // waiting there for its list's cascade: where the digits put it.
+                    assert!(
+                        list == by_rule || list == by_digits,
+                        "entry {at} due {} misplaced on list {list} at {now}",
                         e.deadline
                     );
                 }
