@@ -775,13 +775,17 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         }
     }
 
-    /// Whether level-0 list `list`, below the top, comes in level 0's next turn: at or behind
-    /// its pointer. Its timers are due after level 1 next turns, and a timer filed above level
-    /// 0 before the clock came within level 0's turn of it, waiting there for its list's
-    /// cascade, may be due before them: the first busy list is then not alone in holding the
-    /// earliest timer (see [`place`]).
-    fn next_turn(&self, list: usize) -> bool {
-        DEPTH > 1 && list < LVL_SIZE && list as u64 <= self.arena.now() & LVL_MASK
+    /// The busy lists that may hold the earliest timer, after a complete tick: the first busy
+    /// list, and, when that is a level-0 slot in level 0's next turn (at or behind its
+    /// pointer), the first busy list above level 0 as well. Those level-0 timers are due after
+    /// level 1 next turns, and a timer filed above level 0 before the clock came within level
+    /// 0's turn of it, waiting there for its list's cascade, may be due before them (see
+    /// [`place`]). `None` if every list is empty.
+    fn first_lists(&self) -> Option<(usize, Option<usize>)> {
+        let first = self.first_busy(u64::MAX)?;
+        let next_turn =
+            DEPTH > 1 && first < LVL_SIZE && first as u64 <= self.arena.now() & LVL_MASK;
+        Some((first, next_turn.then(|| self.first_busy(!1)).flatten()))
     }
 
     /// The earliest deadline on non-empty list `list`.
@@ -814,15 +818,9 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
                 return Some(tick);
             }
         }
-        let first = self.first_busy(u64::MAX)?;
+        let (first, above) = self.first_lists()?;
         let bound = self.bound(first);
-        match self.next_turn(first) {
-            true => match self.first_busy(!1) {
-                Some(above) => Some(self.arena.sooner(bound, self.bound(above))),
-                None => Some(bound),
-            },
-            false => Some(bound),
-        }
+        Some(above.map_or(bound, |above| self.arena.sooner(bound, self.bound(above))))
     }
 
     fn next_expiry(&self) -> NextExpiry {
@@ -831,18 +829,15 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
             return NextExpiry::Unknown;
         }
         // A level-0 slot holds one deadline; a higher one a range, hence the walk.
-        let earliest = |list: usize| match list < LVL_SIZE {
+        let deadline = |list: usize| match list < LVL_SIZE {
             true => self.arena.entry(self.list(list).head).deadline,
             false => self.earliest(list),
         };
-        let Some(first) = self.first_busy(u64::MAX) else {
+        let Some((first, above)) = self.first_lists() else {
             return NextExpiry::Idle;
         };
-        let at = earliest(first);
-        match self.next_turn(first).then(|| self.first_busy(!1)).flatten() {
-            Some(above) => NextExpiry::At(self.arena.sooner(at, earliest(above))),
-            None => NextExpiry::At(at),
-        }
+        let at = deadline(first);
+        NextExpiry::At(above.map_or(at, |above| self.arena.sooner(at, deadline(above))))
     }
 
     fn memory_bytes(&self) -> usize {
