@@ -454,29 +454,42 @@ impl Instance {
         let mut next = 0;
         // The operation whose placement is still walking, if any.
         let mut placing: Option<usize> = None;
+        // A signal came: no operation starts after the one placing ends.
+        let mut stopping = false;
         while next < ops.len() || placing.is_some() {
-            if signalled() {
+            if !stopping && signalled() {
+                stopping = true;
                 if let Some(i) = placing {
-                    // A start cut short leaves nothing; a reschedule goes back where it was
-                    // (due at once if its old deadline has come; if refused, finished below).
-                    if matches!(ops[i].op, TW_OP_SET | TW_OP_TIMEOUT | TW_OP_RESET) {
-                        let h = Handle::from_raw(ops[i].handle);
-                        self.core.hold(|st, work| st.cancel_new(h, work));
-                        ops[i].result = EINTR.to_errno();
-                        placing = None;
-                    } else if self.core.hold(|st, _| st.abandon_reset()) {
-                        ops[i].result = EINTR.to_errno();
-                        placing = None;
+                    match ops[i].op {
+                        // A start cut short leaves nothing.
+                        TW_OP_SET | TW_OP_TIMEOUT => {
+                            let h = Handle::from_raw(ops[i].handle);
+                            self.core.hold(|st, work| st.cancel_new(h, work));
+                            ops[i].result = EINTR.to_errno();
+                            placing = None;
+                        }
+                        // Its old callout is cancelled already: the new one is placed to the
+                        // end (a walk bounded by the callouts outstanding) and keeps its
+                        // result, so that the callout is not lost.
+                        TW_OP_RESET => {}
+                        // A reschedule goes back where it was (due at once if its old deadline
+                        // has come); if refused, it is placed to the end.
+                        _ => {
+                            if self.core.hold(|st, _| st.abandon_reset()) {
+                                ops[i].result = EINTR.to_errno();
+                                placing = None;
+                            }
+                        }
                     }
                 }
-                if placing.is_none() {
-                    // An untimeout cut short cancels nothing.
-                    self.core.hold(|st, _| st.abandon_untimeout());
-                    for op in &mut ops[next..] {
-                        op.result = EINTR.to_errno();
-                    }
-                    return true;
+            }
+            if stopping && placing.is_none() {
+                // An untimeout cut short cancels nothing.
+                self.core.hold(|st, _| st.abandon_untimeout());
+                for op in &mut ops[next..] {
+                    op.result = EINTR.to_errno();
                 }
+                return true;
             }
             self.core.hold(|st, work| {
                 if placing.is_some() {
@@ -484,6 +497,9 @@ impl Instance {
                         return;
                     }
                     placing = None;
+                    if stopping {
+                        return;
+                    }
                 }
                 while next < ops.len() && !work.is_spent() {
                     if !st.run_op(&mut ops[next], work) {
@@ -498,6 +514,8 @@ impl Instance {
                 }
             });
         }
+        // Every operation ran (a signal that came during the last one's placement, finished,
+        // is delivered on the way out).
         false
     }
 

@@ -10,8 +10,8 @@
  *   readers    several readers of one file, a reader blocked across close and signals,
  *              O_NONBLOCK beside a blocked reader
  *   poll       poll and epoll (level and edge) readiness (one variant per scheme)
- *   interrupt  a signal ends BATCH, BENCH and ADVANCE on a slow geometry promptly, and
- *              undoes a RESET
+ *   interrupt  a signal ends BATCH, BENCH and ADVANCE on a slow geometry promptly, undoes a
+ *              RESET, and loses no callout of a batch of resets
  *   citizen    failed first calls leave an instance unconfigured; untimeout of thousands of
  *              duplicates in bounded holds; fdinfo; reset in place, ranges and queries (one
  *              variant per scheme)
@@ -1020,6 +1020,69 @@ TEST_F_TIMEOUT(slow_start, a_signal_ends_a_batch, 300)
 	EXPECT_GE(hold_work_of(self->fd), st.max_hold_work);
 	TH_LOG("%llu of %u operations ran; longest hold %llu entries, %llu us", ran, OPS,
 	       st.max_hold_work, st.max_hold_ns / 1000);
+	free(ops);
+}
+
+/*
+ * A batch of resets (TW_OP_RESET: an unset, then a set later than all, which walks the list)
+ * cut short by a signal loses no callout: each operation that ran has its old callout gone and
+ * its new one pending, on its deadline; each that did not run says -EINTR and left its old
+ * callout pending. The signal lands in a set's walk (where the batch spends its time), after
+ * its unset.
+ */
+TEST_F_TIMEOUT(slow_start, a_signal_in_a_batch_of_resets_loses_no_callout, 300)
+{
+	enum { OPS = 4096 };
+	struct tw_op *ops = calloc(OPS, sizeof(*ops));
+	__u64 *old = calloc(OPS, sizeof(*old));
+	struct tw_batch b = { .ops = (uintptr_t)ops, .count = OPS };
+	struct tw_stats st;
+	struct tw_query q;
+	__u64 late, i, ran = 0;
+	int ret, err;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_NE(NULL, ops);
+	ASSERT_NE(NULL, old);
+	/* OPS callouts more, each earlier than all: placed at the head, no walk. */
+	for (i = 0; i < OPS; i++)
+		ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = SLOW_FAR - SLOW_N - i,
+					 .b = SLOW_N + i };
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_BATCH, &b)) TH_LOG("%s", strerror(errno));
+	for (i = 0; i < OPS; i++) {
+		ASSERT_EQ(0, ops[i].result) TH_LOG("set %llu", i);
+		old[i] = ops[i].handle;
+		ops[i] = (struct tw_op){ .op = TW_OP_RESET, .handle = old[i],
+					 .a = SLOW_FAR + 1 + i, .b = i, .result = 1 };
+	}
+	ret = interrupted_ioctl(_metadata, self->fd, TW_IOC_BATCH, &b, 200, &late);
+	err = errno;
+	SKIP_IF_UNSIGNALLED(late);
+	ASSERT_EQ(-1, ret);
+	EXPECT_EQ(EINTR, err);
+	while (ran < OPS && ops[ran].result == 0)
+		ran++;
+	for (i = 0; i < OPS; i++) {
+		q = (struct tw_query){ .handle = old[i] };
+		ASSERT_EQ(0, ioctl(self->fd, TW_IOC_QUERY, &q));
+		ASSERT_EQ(i >= ran, q.pending)
+			TH_LOG("reset %llu (%llu ran, result %d): old callout pending %u", i, ran,
+			       ops[i].result, q.pending);
+		if (i >= ran) {
+			ASSERT_EQ(-EINTR, ops[i].result) TH_LOG("reset %llu", i);
+			continue;
+		}
+		q = (struct tw_query){ .handle = ops[i].handle };
+		ASSERT_EQ(0, ioctl(self->fd, TW_IOC_QUERY, &q));
+		ASSERT_EQ(1, q.pending) TH_LOG("reset %llu: new callout", i);
+		EXPECT_EQ(SLOW_FAR + 1 + i, q.deadline - q.now) TH_LOG("reset %llu", i);
+	}
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(SLOW_N + OPS, st.outstanding);
+	EXPECT_GE(hold_work_of(self->fd), st.max_hold_work);
+	TH_LOG("%llu of %u resets ran", ran, OPS);
+	free(old);
 	free(ops);
 }
 

@@ -241,7 +241,9 @@ struct tw_op {
  *                 back, all were, and their callouts fire and are read as usual)
  *         EINTR   a signal arrived: the operations run so far keep their results, written
  *                 back; the others have result -EINTR and were not run (a TW_OP_MOD cut
- *                 short in its placement has -EINTR and is undone, as TW_IOC_RESET)
+ *                 short in its placement has -EINTR and is undone, as TW_IOC_RESET; a
+ *                 TW_OP_RESET whose set is still placing, its old callout already cancelled,
+ *                 is placed to the end first, and keeps its result and new handle)
  */
 struct tw_batch {
 	__u64 ops; /* user pointer to struct tw_op[count] */
