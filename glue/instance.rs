@@ -19,7 +19,10 @@
 
 use kernel::{
     alloc::{
-        flags::GFP_KERNEL,
+        flags::{
+            GFP_KERNEL,
+            GFP_KERNEL_ACCOUNT, //
+        },
         KVVec, //
     },
     fs::{
@@ -326,10 +329,12 @@ impl Instance {
     }
 
     /// Writes a new callout's handle back; if that fails, the callout is cancelled again, so
-    /// that a bad pointer leaves nothing behind that its caller cannot name.
+    /// that a bad pointer leaves nothing behind that its caller cannot name, and the clock,
+    /// armed for it, is armed again for what is left (if anything).
     fn write_back<T: AsBytes>(&self, w: &mut UserSliceWriter, v: &T, h: Handle) -> Result {
         w.write(v).inspect_err(|_| {
             self.core.hold(|st, work| st.cancel_new(h, work));
+            self.arm();
         })
     }
 
@@ -424,10 +429,11 @@ impl Instance {
             count * core::mem::size_of::<tw_op>(),
         );
         let (mut r, mut w) = user.reader_writer();
-        // Read every operation once, before running any: a bad pointer runs nothing.
-        let mut ops = KVVec::with_capacity(count, GFP_KERNEL)?;
+        // Read every operation once, before running any: a bad pointer runs nothing. The copy
+        // is sized by the caller (up to TW_MAX_BATCH operations): charged to its memory cgroup.
+        let mut ops = KVVec::with_capacity(count, GFP_KERNEL_ACCOUNT)?;
         for _ in 0..count {
-            ops.push(r.read::<tw_op>()?, GFP_KERNEL)?;
+            ops.push(r.read::<tw_op>()?, GFP_KERNEL_ACCOUNT)?;
         }
         self.ensure_configured()?;
         let interrupted = self.run_batch(&mut ops);

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -347,6 +348,7 @@ static int configure_real(int fd, __u32 scheme, __u32 slots, __u64 tick_ns)
 TEST_F_TIMEOUT(clock, nothing_outstanding_arms_no_hrtimer, 60)
 {
 	struct tw_stats st;
+	struct tw_set *req;
 	__u64 h;
 
 	if (self->fd < 0)
@@ -363,6 +365,23 @@ TEST_F_TIMEOUT(clock, nothing_outstanding_arms_no_hrtimer, 60)
 	ASSERT_EQ(0, get_stats(self->fd, &st));
 	EXPECT_EQ(0, st.wakeups) TH_LOG("woke %llu times with nothing outstanding", st.wakeups);
 	EXPECT_EQ(0, st.fired);
+	/*
+	 * And after a set whose handle could not be written back (EFAULT: the request is read
+	 * from a page the kernel may not write): the callout is cancelled again, and so is the
+	 * timer armed for it.
+	 */
+	req = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, req);
+	*req = (struct tw_set){ .ticks = 500, .cookie = 2 };
+	ASSERT_EQ(0, mprotect(req, 4096, PROT_READ));
+	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_SETCALLOUT, req));
+	EXPECT_EQ(EFAULT, errno);
+	usleep(1000 * 1000);
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(0, st.outstanding);
+	EXPECT_EQ(0, st.wakeups) TH_LOG("woke %llu times after a set that failed", st.wakeups);
+	EXPECT_EQ(0, st.fired);
+	munmap(req, 4096);
 }
 
 TEST_F_TIMEOUT(clock, one_far_callout_costs_few_wakeups_and_fires_on_time, 120)

@@ -135,7 +135,11 @@ struct tw_config {
  *                 TW_MAX_TICKS
  *         ERANGE  ticks is beyond scheme 4's MaxInterval
  *         ENOSPC  capacity callouts are outstanding
- *         EINTR   a signal arrived during a long placement (schemes 2 and 5); nothing was set
+ *         ENOMEM  the instance was not configured, and its default storage could not be
+ *                 allocated
+ *         EINTR   a signal arrived during a long placement (schemes 2 and 5), or while this
+ *                 call waited for another long operation on the same file to end (BATCH,
+ *                 ADVANCE, BENCH, a long placement or untimeout walk); nothing was set
  */
 struct tw_set {
 	__u64 ticks;
@@ -157,11 +161,12 @@ struct tw_set {
  * the callout is already due inside the new range (a callout pushed back with slack, again and
  * again, stays put while its deadline is acceptable). A callout already expired but not yet
  * processed is re-armed too.
- * Errors: as TW_IOC_SETCALLOUT (but ENOSPC), and
+ * Errors: as TW_IOC_SETCALLOUT (but ENOSPC and ENOMEM), and
  *         ENOENT  the handle is stale
  *         EINTR   a signal arrived during a long placement (schemes 2 and 5): the callout is
  *                 back where it was, with its old deadline (if that deadline came during the
- *                 placement, it is due at once, and fires with it, late)
+ *                 placement, it is due at once, and fires with it, late); or while the call
+ *                 waited for another long operation on the same file: nothing moved
  */
 struct tw_reset {
 	__u64 handle;
@@ -201,7 +206,8 @@ struct tw_timeout {
  * hash chain (many duplicates) goes on over several holds of the instance's lock, each of at
  * most hold_work entries; callouts set meanwhile are not looked at.
  * Errors: ENOENT  no outstanding callout has this (func, arg)
- *         EINTR   a signal came during a long walk: nothing was cancelled
+ *         EINTR   a signal came during a long walk, or while the call waited for another
+ *                 long operation on the same file: nothing was cancelled
  */
 struct tw_untimeout {
 	__u64 func;
@@ -239,6 +245,8 @@ struct tw_op {
  * Errors: EINVAL  count is 0 or above TW_MAX_BATCH, or reserved is not 0
  *         EFAULT  ops is bad: no operation was run (or, if the results could not be written
  *                 back, all were, and their callouts fire and are read as usual)
+ *         ENOMEM  the operations could not be copied in, or the instance was not configured
+ *                 and its default storage could not be allocated: no operation was run
  *         EINTR   a signal arrived: the operations run so far keep their results, written
  *                 back; the others have result -EINTR and were not run (a TW_OP_MOD cut
  *                 short in its placement has -EINTR and is undone, as TW_IOC_RESET; a
