@@ -609,6 +609,25 @@ impl<'a, W: Scheme, C: Fn(&W)> Driver<'a, W, C> {
                 m.earliest()
             ));
         }
+        // Within a small budget: still a lower bound (no later than the whole answer), and no
+        // more spent than the budget allows (one unit at least).
+        let limit = self.rng.within(0, 4) as usize;
+        let mut work = Work::new(limit);
+        let nb = w.next_work_within(&mut work);
+        let nb_ok = match (nb, nw) {
+            (None, None) => true,
+            (Some(b), Some(t)) => {
+                let ahead = b.wrapping_sub(m.now());
+                ahead >= 1 && ahead <= t.wrapping_sub(m.now())
+            }
+            _ => false,
+        };
+        if !nb_ok || work.done() > limit.max(1) {
+            self.diverge(&format!(
+                "next_work_within({limit}) {nb:?} spending {}, next_work {nw:?}",
+                work.done()
+            ));
+        }
     }
 
     /// A work budget: mostly unlimited, often tiny.

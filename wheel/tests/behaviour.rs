@@ -505,6 +505,41 @@ fn a_sparse_clock_sleeps_until_the_deadline() {
 }
 
 #[test]
+fn next_work_within_a_budget_spends_no_more_and_stays_a_lower_bound() {
+    for (kind, mut s) in backends(1024, 3) {
+        let name = kind.name();
+        // A thousand timers, each on its own slot of the hashed wheels (256 slots) more than a
+        // turn away, and far from the clock on the others: a whole search (schemes 5 and 6)
+        // looks at every busy slot.
+        let far = max_interval(kind).min(20_000);
+        for i in 0..1000u64 {
+            s.start(far - i * 3, i).unwrap();
+        }
+        let earliest = s.now() + far - 999 * 3;
+        for limit in [0, 1, 2, 5, 17, 64, 1000] {
+            let mut work = Work::new(limit);
+            let t = s.next_work_within(&mut work).unwrap();
+            assert!(
+                work.done() >= 1 && work.done() <= limit.max(1),
+                "{name}: {} units spent within {limit}",
+                work.done()
+            );
+            let ahead = t.wrapping_sub(s.now());
+            assert!(
+                ahead >= 1 && ahead <= earliest - s.now(),
+                "{name}: next_work_within({limit}) {t}, earliest {earliest}"
+            );
+        }
+        // The hashed wheels' bounds are exact here: with room for the whole search, so is the
+        // answer (`next_work`'s own budget is too small for it on scheme 5).
+        if matches!(kind, SchemeKind::HashedSorted | SchemeKind::HashedUnsorted) {
+            let mut work = Work::unlimited();
+            assert_eq!(s.next_work_within(&mut work), Some(earliest), "{name}");
+        }
+    }
+}
+
+#[test]
 fn bounded_and_tickless_advances_fire_as_the_periodic_tick() {
     let mut rng = Rng::new(11);
     let starts: Vec<(u64, u64)> = (0..300)

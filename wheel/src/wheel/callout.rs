@@ -399,6 +399,11 @@ impl<S: Storage> Callouts<S> {
         self.scheme.next_work()
     }
 
+    /// [`Callouts::next_work`] within `work`: [`Scheme::next_work_within`].
+    pub fn next_work_within(&self, work: &mut Work) -> Option<u64> {
+        self.scheme.next_work_within(work)
+    }
+
     /// Whether an arm or reset is still looking for its place: [`Scheme::placing`].
     pub fn placing(&self) -> bool {
         self.scheme.placing()

@@ -720,7 +720,21 @@ pub trait Scheme {
     /// caller may sleep until then. The bookkeeping on the way (scheme 7's migrations) is done
     /// by [`Scheme::advance`] as it passes. `Some(now)` while a tick is half done (call
     /// [`Scheme::advance`] at once); `None` while nothing is pending.
+    ///
+    /// Bounded: a search (schemes 5 and 6) looks at [`NEXT_WORK_SLOTS`] slots and groups at
+    /// most, and answers a lower bound past them; [`Scheme::next_work_within`] takes its budget
+    /// from the caller instead.
     fn next_work(&self) -> Option<u64>;
+
+    /// [`Scheme::next_work`] within `work`: a search that would look at more than `work` has
+    /// left (at least one unit) answers the tick of the first slot it did not look at, still a
+    /// lower bound. A caller holding a lock charges the search to the hold's budget so. The
+    /// schemes that answer without a search (1 to 4, and 7, in O(1) or O(levels)) spend one
+    /// unit.
+    fn next_work_within(&self, work: &mut Work) -> Option<u64> {
+        work.spend(1);
+        self.next_work()
+    }
 
     /// [`Scheme::start`] due on a tick of the scheme's choosing in `[now + earliest, now +
     /// latest]` (`1 <= earliest <= latest < MAX_INTERVAL`, else [`Error::Interval`]): the
@@ -923,6 +937,9 @@ impl<S: Storage> Scheme for AnyScheme<S> {
     #[inline(always)]
     fn next_work(&self) -> Option<u64> {
         dispatch!(self, s => s.next_work())
+    }
+    fn next_work_within(&self, work: &mut Work) -> Option<u64> {
+        dispatch!(self, s => s.next_work_within(work))
     }
     fn start_range(
         &mut self,

@@ -270,9 +270,16 @@ impl<S: Storage> Scheme for HashedSorted<S> {
     }
 
     fn next_work(&self) -> Option<u64> {
+        self.next_work_within(&mut Work::new(super::NEXT_WORK_SLOTS))
+    }
+
+    fn next_work_within(&self, work: &mut Work) -> Option<u64> {
         match self.arena.ticking() {
-            true => Some(self.arena.now()),
-            false => self.earliest(&mut Work::new(super::NEXT_WORK_SLOTS)),
+            true => {
+                work.spend(1);
+                Some(self.arena.now())
+            }
+            false => self.earliest(work),
         }
     }
 

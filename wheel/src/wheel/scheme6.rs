@@ -514,9 +514,16 @@ impl<S: Storage> Scheme for HashedUnsorted<S> {
     arena_delegates!(arena);
 
     fn next_work(&self) -> Option<u64> {
+        self.next_work_within(&mut Work::new(super::NEXT_WORK_SLOTS))
+    }
+
+    fn next_work_within(&self, work: &mut Work) -> Option<u64> {
         match self.arena.ticking() {
-            true => Some(self.arena.now()),
-            false => self.least_bound(&mut Work::new(super::NEXT_WORK_SLOTS)),
+            true => {
+                work.spend(1);
+                Some(self.arena.now())
+            }
+            false => self.least_bound(work),
         }
     }
 
