@@ -16,7 +16,9 @@
 //!    work is left over (a catch-up that did not fit, expiries carried by the per-tick budget)
 //!    or the clock is periodic, else the scheme's next work, else none; and re-arms for it,
 //!    never for a time already past (which would run the callback again at once, in the same
-//!    softirq), or stops.
+//!    softirq), or stops. The search for next work (schemes 5 and 6) is charged to the hold
+//!    that makes it; one that would find less than its usual budget left in the last hold
+//!    takes a hold of its own.
 //!
 //! Under overload, then, the instance takes at most `CALLBACK_HOLDS * hold_work` entries of
 //! work per period; the rest waits for the next period. Callouts fire late, never early, and
@@ -52,7 +54,8 @@ use kernel::{
 
 use crate::{
     instance::Core,
-    state::after, //
+    state::after,
+    wheel::NEXT_WORK_SLOTS, //
 };
 
 /// Holds of the lock one callback may take; the lock is released between them. Four holds of
@@ -66,16 +69,21 @@ impl HrTimerCallback for Core {
 
     fn run(this: ArcBorrow<'_, Self>, mut ctx: HrTimerCallbackContext<'_, Self>) -> HrTimerRestart {
         let now = Instant::<Monotonic>::now();
-        let mut next = None;
         let mut period = Delta::from_nanos(1);
+        // The tick the real clock has reached, and the time to wake next once the last hold
+        // has decided it (`None`: not yet).
+        let mut real = 0;
+        let mut decided = None;
         for i in 0..CALLBACK_HOLDS {
-            let (done, arm) = this.hold(|st, work| {
+            let done = this.hold(|st, work| {
+                decided = None;
                 let Some(c) = &st.configured else {
-                    return (true, None);
+                    decided = Some(None);
+                    return true;
                 };
                 let time = c.time;
                 period = time.period();
-                let real = time.tick_at(now);
+                real = time.tick_at(now);
                 if i == 0 {
                     st.stats.wakeups += 1;
                     // Periods this callback runs after the tick it was armed for.
@@ -87,23 +95,23 @@ impl HrTimerCallback for Core {
                 }
                 let done = st.run_to(real, Some(real), work);
                 st.behind = !done;
-                // Never a tick already reached: the timer is forwarded past now anyway, and
-                // `armed` must name the tick it really fires on, for the overrun count.
-                let next = st.next_arm().map(|t| {
-                    if after(t, real) {
-                        t
-                    } else {
-                        real.wrapping_add(1)
-                    }
-                });
-                st.armed = next;
-                (done, next.map(|t| time.time_of(t)))
+                // The next tick, in this hold unless the search for it (schemes 5 and 6),
+                // charged to the hold, would find less than its usual budget left.
+                if !done || work.left() >= NEXT_WORK_SLOTS {
+                    decided = Some(st.rearm(real, work).map(|t| time.time_of(t)));
+                }
+                done
             });
-            next = arm;
             if done {
                 break;
             }
         }
+        let next = decided.unwrap_or_else(|| {
+            this.hold(|st, work| {
+                let time = st.configured.as_ref()?.time;
+                st.rearm(real, work).map(|t| time.time_of(t))
+            })
+        });
         match next {
             Some(when) => {
                 // The first grid point after both `when - 1ns` and now: `when` itself if it is

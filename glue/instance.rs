@@ -238,24 +238,25 @@ impl Instance {
     /// callout cancelled). A timer armed earlier than the next work stays: it wakes once,
     /// and its callback arms the next.
     pub(crate) fn arm(&self) {
-        {
-            let st = self.core.state.lock();
-            match (st.next_arm(), st.armed) {
-                (None, None) => return,
-                (Some(t), Some(a)) if !after(a, t) => return,
-                _ => {}
-            }
+        let armed_well = self
+            .core
+            .hold(|st, work| match (st.next_arm(work), st.armed) {
+                (None, None) => true,
+                (Some(t), Some(a)) => !after(a, t),
+                _ => false,
+            });
+        if armed_well {
+            return;
         }
         let mut clock = self.clock.lock();
         // Cancel, waiting for a running callback: from here on nothing else arms the timer.
         drop(clock.take());
-        let when = {
-            let mut st = self.core.state.lock();
-            let next = st.next_arm();
+        let when = self.core.hold(|st, work| {
+            let next = st.next_arm(work);
             st.armed = next;
             let time = st.configured.as_ref().map(|c| c.time);
             next.zip(time).map(|(t, time)| time.time_of(t))
-        };
+        });
         if let Some(when) = when {
             *clock = Some(self.core.clone().start(when));
         }
@@ -343,7 +344,7 @@ impl Instance {
         // Read in the same hold: an unset that leaves something outstanding costs no more.
         let idle = self.core.hold(|st, work| {
             work.spend(1);
-            st.unset(h, work).map(|()| st.armed_for_nothing())
+            st.unset(h, work).map(|()| st.armed_for_nothing(work))
         })?;
         if idle {
             self.arm();
@@ -359,7 +360,7 @@ impl Instance {
         loop {
             let done = self.core.hold(|st, work| {
                 st.untimeout(req.func, req.arg, work)
-                    .map(|done| done.then(|| st.armed_for_nothing()))
+                    .map(|done| done.then(|| st.armed_for_nothing(work)))
             })?;
             if let Some(idle) = done {
                 if idle {

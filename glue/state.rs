@@ -465,8 +465,9 @@ impl State {
                 target
             };
             let r = callouts.advance(step, clock, work);
+            // Half a tick done: next work names that tick (a search charged to this hold).
             *mid_tick = r == Advanced::OutOfWork
-                && callouts.scheme().next_work() == Some(callouts.scheme().now());
+                && callouts.next_work_within(work) == Some(callouts.scheme().now());
             match r {
                 Advanced::OutOfWork => return false,
                 Advanced::Reached | Advanced::Due => {
@@ -482,8 +483,9 @@ impl State {
 
     /// The tick the real clock's hrtimer should fire on next, or `None` for none: the next
     /// tick while expiries are carried, a catch-up is behind, or the clock is periodic; else
-    /// the scheme's next work.
-    pub(crate) fn next_arm(&self) -> Option<u64> {
+    /// the scheme's next work, whose search (schemes 5 and 6) is charged to `work`, the hold's
+    /// budget: a search cut short by it answers an earlier tick, still a lower bound.
+    pub(crate) fn next_arm(&self, work: &mut Work) -> Option<u64> {
         let c = self.configured.as_ref()?;
         if c.params.clock != TW_CLOCK_REAL {
             return None;
@@ -492,12 +494,32 @@ impl State {
         if self.behind || c.params.periodic || c.callouts.scheme().queued() > 0 {
             return Some(now.wrapping_add(1));
         }
-        c.callouts.next_work()
+        c.callouts.next_work_within(work)
+    }
+
+    /// [`State::next_arm`] for the real clock's callback, which has run the clock to tick
+    /// `real`, recorded as armed: never a tick already reached (the timer is forwarded past now
+    /// anyway, and `armed` must name the tick it really fires on, for the overrun count).
+    pub(crate) fn rearm(&mut self, real: u64, work: &mut Work) -> Option<u64> {
+        let next = self.next_arm(work).map(|t| {
+            if after(t, real) {
+                t
+            } else {
+                real.wrapping_add(1)
+            }
+        });
+        self.armed = next;
+        next
     }
 
     /// Whether the hrtimer is armed with nothing left to wake for: the last callout just went.
-    pub(crate) fn armed_for_nothing(&self) -> bool {
-        self.armed.is_some() && self.next_arm().is_none()
+    /// Next work is looked for only once nothing is outstanding, where it costs one unit.
+    pub(crate) fn armed_for_nothing(&self, work: &mut Work) -> bool {
+        let outstanding = self
+            .configured
+            .as_ref()
+            .is_some_and(|c| c.callouts.scheme().len() > 0);
+        self.armed.is_some() && !outstanding && self.next_arm(work).is_none()
     }
 
     /// The statistics, with the gauges read now.
@@ -747,6 +769,47 @@ mod tests {
         assert_eq!(op.result, 0);
         // The operation's unit and the swaps: the 63rd callout sinks from the top to a leaf.
         assert!(work.done() > 4);
+    }
+
+    #[test]
+    fn the_search_for_next_work_is_charged_to_the_hold() {
+        // Scheme 5 on 64 slots with the real clock: 60 callouts more than a turn away, each on
+        // its own slot, make the search for next work look at every busy slot.
+        let p = Params::from_uapi(
+            &tw_config {
+                scheme: TW_SCHEME_HASHED_SORTED,
+                clock: TW_CLOCK_REAL,
+                capacity: 64,
+                slots: 64,
+                ring: 4,
+                ..tw_config::default()
+            },
+            TW_DEFAULT_TICK_NS,
+        )
+        .unwrap();
+        let mut st = State::new();
+        st.install(p.callouts().unwrap(), p, Ring::new(p.ring).unwrap());
+        let mut handles = KVec::new();
+        for i in 0..60 {
+            let h = st.set(10_000 - i, 0, i, &mut Work::unlimited()).unwrap();
+            handles.push(h, GFP_KERNEL).unwrap();
+        }
+        let whole = st.next_arm(&mut Work::unlimited()).unwrap();
+        for limit in [1, 5, 30] {
+            let work = &mut Work::new(limit);
+            let t = st.next_arm(work).unwrap();
+            assert!(work.done() >= 1 && work.done() <= limit);
+            assert!(t <= whole);
+        }
+        // Armed, with callouts outstanding: not armed for nothing, and no search for it.
+        st.armed = Some(whole);
+        let work = &mut Work::new(8);
+        assert!(!st.armed_for_nothing(work));
+        assert_eq!(work.done(), 0);
+        for h in handles.iter() {
+            st.unset(*h, &mut Work::unlimited()).unwrap();
+        }
+        assert!(st.armed_for_nothing(&mut Work::new(8)));
     }
 
     #[test]
