@@ -270,7 +270,11 @@ impl<S: Storage> Scheme for HashedSorted<S> {
     }
 
     fn next_work(&self) -> Option<u64> {
-        self.next_work_within(&mut Work::new(super::NEXT_WORK_SLOTS))
+        // `next_work_within` with its own budget, without spending on the short-cut.
+        match self.arena.ticking() {
+            true => Some(self.arena.now()),
+            false => self.earliest(&mut Work::new(super::NEXT_WORK_SLOTS)),
+        }
     }
 
     fn next_work_within(&self, work: &mut Work) -> Option<u64> {

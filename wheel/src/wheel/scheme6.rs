@@ -51,7 +51,9 @@
 //! bitmap) keeps a bound too, `glow[g]`, lowered by every start or move into the group, and
 //! the search takes a group whose bound is still ahead of the clock whole, for one unit: a
 //! wheel of 4,096 slots is 64 groups, and 1,000 timers 10 s away cost no wakeup before the
-//! first is due. A group bound the clock has reached (its timer fired or was stopped) is stale:
+//! first is due. Empty groups cost nothing: the search goes from a busy group to the next
+//! through the occupancy bitmap's summary, so that a timer alone on a wheel of 2^24 slots is
+//! found in one unit. A group bound the clock has reached (its timer fired or was stopped) is stale:
 //! the search looks at that group's busy slots one by one. The bounds are made exact again from
 //! the slots' (at most 64 a group) as the clock leaves a group, whose timers are then all about
 //! a turn away, and on a tick that reaches its own group's bound, at most once every 64 ticks:
@@ -378,9 +380,10 @@ impl<S: Storage> HashedUnsorted<S> {
     }
 
     /// A lower bound of every pending deadline, `None` if nothing is pending. Goes round the
-    /// wheel from the cursor a group of 64 slots at a time, taking a group whose bound is ahead
-    /// whole, looking at a stale one's busy slots one by one, and stopping where nothing
-    /// farther can be earlier; `work` counts the groups and slots looked at (at least one).
+    /// wheel from the cursor a busy group of 64 slots at a time (the empty ones skipped through
+    /// the occupancy bitmap's summary), taking a group whose bound is ahead whole, looking at a
+    /// stale one's busy slots one by one, and stopping where nothing farther can be earlier;
+    /// `work` counts the groups and slots looked at (at least one).
     /// Should it run out first, the answer is the tick of the nearest slot not accounted for,
     /// if that is sooner: nothing is due before it either.
     #[inline(always)]
@@ -438,7 +441,28 @@ impl<S: Storage> HashedUnsorted<S> {
         let mut k = 1;
         let answer = 'search: loop {
             used += 1;
-            let slot = self.slot_of(now.wrapping_add(k));
+            let mut slot = self.slot_of(now.wrapping_add(k));
+            if self.slots.word(Self::group_of(slot)) >> (u64::from(slot) % GROUP) == 0 {
+                // Nothing busy from here to the group's end: on to the next busy slot, in the
+                // next group's word if it has one, else past the empty groups through the
+                // occupancy bitmap's summary, in this unit.
+                // The next group's first slot, round the wheel (no division: a remainder by a
+                // length the compiler cannot prove non-zero would bring a panic path).
+                let after = Self::group_of(self.slot_of(u64::from(slot | (GROUP as u32 - 1)) + 1));
+                let next = match self.slots.word(after) {
+                    0 => self.slots.next_busy(slot),
+                    word => Some(after as u32 * GROUP as u32 + word.trailing_zeros()),
+                };
+                let Some(next) = next else {
+                    break best;
+                };
+                let distance = self.distance(next);
+                // Wrapped round (nothing busy up to the end of the turn), or too far.
+                if distance < k || best <= distance {
+                    break best;
+                }
+                (k, slot) = (distance, next);
+            }
             let g = Self::group_of(slot);
             let first = u64::from(slot) % GROUP;
             // The group's slots from `slot` on, within the wheel and this turn.
@@ -514,7 +538,11 @@ impl<S: Storage> Scheme for HashedUnsorted<S> {
     arena_delegates!(arena);
 
     fn next_work(&self) -> Option<u64> {
-        self.next_work_within(&mut Work::new(super::NEXT_WORK_SLOTS))
+        // `next_work_within` with its own budget, without spending on the short-cut.
+        match self.arena.ticking() {
+            true => Some(self.arena.now()),
+            false => self.least_bound(&mut Work::new(super::NEXT_WORK_SLOTS)),
+        }
     }
 
     fn next_work_within(&self, work: &mut Work) -> Option<u64> {
@@ -674,11 +702,11 @@ mod tests {
         let mut w = wheel(4, 256, 3);
         w.start(10_000, 0).unwrap();
         // One busy slot: its bound is the deadline, not the cursor's next pass. Nothing nearer
-        // than a turn: the search goes round the four groups and the part of the cursor's
-        // group behind it, one unit each.
+        // than a turn: the search takes the one busy group, one unit, then finds no busy slot
+        // after it before the turn's end, one more (the empty groups skipped).
         let mut search = Work::unlimited();
         assert_eq!(w.least_bound(&mut search), Some(10_003));
-        assert_eq!(search.done(), 5);
+        assert_eq!(search.done(), 2);
         assert_eq!(w.next_work(), Some(10_003));
         // The clock's step takes that answer again, one unit, then walks the slot, one.
         let mut work = Work::unlimited();
@@ -693,11 +721,11 @@ mod tests {
         let mut work = Work::unlimited();
         assert_eq!(w.advance(20_000, Clock::Tickless, &mut work), Advanced::Due);
         // The stale bound, `next_work`'s answer, taken again (one unit); the walk of its slot,
-        // one entry; the group's bound made exact, one busy slot; round the wheel to it, five;
-        // the walk that queues it.
+        // one entry; the group's bound made exact, one busy slot; round the wheel to it, the
+        // empty slots skipped, one; the walk that queues it.
         assert_eq!(
             (w.now(), work.done()),
-            (10_103 + 256 * 3, 1 + 1 + 1 + 5 + 1)
+            (10_103 + 256 * 3, 1 + 1 + 1 + 1 + 1)
         );
         check(&w);
     }
@@ -720,9 +748,11 @@ mod tests {
         let mut w = wheel(16, 4096, 0);
         w.start(3000, 1).unwrap();
         let mut work = Work::new(crate::NEXT_WORK_SLOTS);
+        assert_eq!(w.hint.get(), None);
         let first = w.least_bound(&mut work).unwrap();
         assert!((1..=3000).contains(&first), "{first}");
-        assert!(work.done() > 1, "the first answer is searched for");
+        // Searched for (the empty groups before the timer's skipped, in one unit), and kept.
+        assert_eq!((work.done(), w.hint.get()), (1, Some(first)));
         // Asked again, it costs one unit.
         let mut again = Work::new(crate::NEXT_WORK_SLOTS);
         assert_eq!(w.least_bound(&mut again), Some(first));
@@ -779,28 +809,45 @@ mod tests {
     }
 
     #[test]
-    fn next_work_on_a_huge_sparse_wheel_stays_bounded() {
-        // 2^20 slots are 16,384 groups: the search stops at its budget with a lower bound.
+    fn next_work_on_a_huge_sparse_wheel_skips_the_empty_groups() {
+        // 2^20 slots are 16,384 groups, all empty but one: found in one unit, exactly.
         let mut w = wheel(4, 1 << 20, 0);
         w.start(900_000, 1).unwrap();
-        let mut work = Work::new(crate::NEXT_WORK_SLOTS);
-        let t = w.least_bound(&mut work).unwrap();
-        assert!(work.done() <= crate::NEXT_WORK_SLOTS + 1);
-        assert!((1..=900_000).contains(&t), "{t}");
-        // Cut short, it spends exactly its budget, a group a unit, and answers the first slot
-        // of the next group, not kept.
-        for budget in [1, 3, 10] {
-            let mut work = Work::new(budget);
-            let t = w.least_bound(&mut work).unwrap();
-            assert_eq!((t, work.done()), (64 * budget as u64, budget));
-            assert_eq!(w.hint.get(), None);
-        }
-        // Sleeping from bound to bound reaches the timer, in a bounded number of wakeups.
-        assert!(wakeups_until_due(&mut w) <= 900_000 / (64 * crate::NEXT_WORK_SLOTS) + 2);
+        let mut work = Work::new(1);
+        assert_eq!(w.least_bound(&mut work), Some(900_000));
+        assert_eq!(work.done(), 1);
+        assert_eq!(wakeups_until_due(&mut w), 1);
         assert_eq!(
             w.pop_expired().map(|e| (e.id, e.deadline)),
             Some((1, 900_000))
         );
+    }
+
+    #[test]
+    fn next_work_cut_short_by_its_budget_stays_a_lower_bound() {
+        // 300 busy groups whose timers are all more than a turn away: a whole search looks at
+        // each of them, a group a unit.
+        let mut w = wheel(512, 1 << 20, 0);
+        for i in 0..300u64 {
+            w.start(3_000_000 + 3_001 * i, i).unwrap();
+        }
+        check(&w);
+        let mut whole = Work::unlimited();
+        assert_eq!(w.least_bound(&mut whole), Some(3_000_000));
+        assert!(whole.done() >= 300, "{} units", whole.done());
+        w.hint.set(None);
+        // Cut short, it spends exactly its budget and answers a tick no later, not kept.
+        for budget in [1, 3, 10, 128] {
+            let mut work = Work::new(budget);
+            let t = w.least_bound(&mut work).unwrap();
+            assert_eq!(work.done(), budget);
+            assert!((1..3_000_000).contains(&t), "{t}");
+            assert_eq!(w.hint.get(), None);
+        }
+        // Sleeping from bound to bound reaches the first timer, in a bounded number of wakeups.
+        assert!(wakeups_until_due(&mut w) <= 3_000_000 / (1 << 20) * 3 + 2);
+        assert_eq!(w.pop_expired().map(|e| e.id), Some(0));
+        check(&w);
     }
 
     #[test]
@@ -1067,11 +1114,11 @@ mod tests {
         w.start(8, 1).unwrap();
         w.stop(a).unwrap();
         // The bound left by the stop: one entry, not due, one unit; it bounds the slot after.
-        // The search, round the one group, two units; the entry; the group's bound made
-        // exact, one busy slot.
+        // The search, round the wheel to the busy slot, the empty ones skipped, one unit; the
+        // entry; the group's bound made exact, one busy slot.
         let mut work = Work::unlimited();
         assert_eq!(w.advance(4, Clock::Tickless, &mut work), Advanced::Reached);
-        assert_eq!((work.done(), w.low[0]), (2 + 1 + 1, 8));
+        assert_eq!((work.done(), w.low[0]), (1 + 1 + 1, 8));
         check(&w);
         // Due: one unit, on a spent budget too, and the slot is idle after.
         let mut work = Work::new(0);
