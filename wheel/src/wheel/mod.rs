@@ -831,7 +831,7 @@ macro_rules! dispatch {
 /// without dispatching at all: every scheme is `repr(C)` with its [`arena::Arena`] first, and
 /// this enum is `repr(u8)`, whose variants each lay out as a `repr(C)` struct of the tag and
 /// the scheme, so the arena sits at one offset whichever scheme is held, and the match of
-/// [`AnyScheme::arena`] compiles to no branch. [`Scheme::pop_expired`] on the callout layer,
+/// `AnyScheme::arena` compiles to no branch. [`Scheme::pop_expired`] on the callout layer,
 /// and in the module, costs what it costs on a scheme named at compile time.
 #[repr(u8)]
 pub enum AnyScheme<S: Storage> {
