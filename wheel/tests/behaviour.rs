@@ -536,6 +536,10 @@ fn next_work_within_a_budget_spends_no_more_and_stays_a_lower_bound() {
             let mut work = Work::unlimited();
             assert_eq!(s.next_work_within(&mut work), Some(earliest), "{name}");
         }
+        // Asked again, an answer kept costs a unit too.
+        let mut work = Work::new(1);
+        s.next_work_within(&mut work);
+        assert_eq!(work.done(), 1, "{name}");
     }
 }
 

@@ -39,8 +39,14 @@
 //! slot) are due in `k`, `k + M`, `k + 2M`... ticks. That bounds what next_expiry must read:
 //! going through the busy slots (an `Occupancy` bitmap) in order of `k`, the least remaining
 //! time of the heads seen so far is final as soon as it is at most the next slot's `k`.
+//! Next work is that search within a budget: cut short, it answers the tick before the first
+//! slot it did not look at, and the next call takes it up there (`Partial`), so that timers
+//! more than a turn away on more busy slots than the budget cost a tickless clock one wakeup
+//! for nothing, not one every budget's worth of slots.
 //!
 //! Timers with equal deadlines keep their start order (a new one goes after its equals).
+
+use core::cell::Cell;
 
 use super::arena::{Arena, NIL};
 use super::slots::Slots;
@@ -67,6 +73,28 @@ pub struct HashedSorted<S: Storage> {
     mask: u64,
     /// The timer whose place a bounded walk of its slot is looking for.
     placing: Placing,
+    /// The search for next work under way, or done and kept (see [`Partial`]).
+    search: Cell<Option<Partial>>,
+}
+
+/// A search for next work (the heads of the busy slots, in the order the clock reaches them)
+/// that its budget cut short, to be taken up again where it stopped by the next call, or a
+/// whole search, kept: the busy slots the clock next reaches on ticks `from + 1 ..= upto` have
+/// been looked at, and `best` is a lower bound of their deadlines, lowered by every timer filed
+/// since. A budget of [`super::NEXT_WORK_SLOTS`] cannot look at more busy slots than that in
+/// one call; taken up again, a search of every busy slot ends in a few calls, where starting
+/// afresh each time would answer a tick a budget away for ever, and the clock wake for nothing
+/// that often.
+///
+/// It stays valid while the clock has not passed `upto` (the slots not looked at are still
+/// reached first on the ticks the search counts them from) nor reached `best` (the slots looked
+/// at hold nothing due sooner, and what they hold is bounded no more once their earliest
+/// fired). A stop can leave `best` low: one wasted wakeup, then a search afresh.
+#[derive(Clone, Copy, Debug)]
+struct Partial {
+    from: u64,
+    upto: u64,
+    best: u64,
 }
 
 impl<S: Storage> HashedSorted<S> {
@@ -84,6 +112,7 @@ impl<S: Storage> HashedSorted<S> {
             slots: Slots::new(m)?,
             mask: u64::from(m) - 1,
             placing: Placing::NONE,
+            search: Cell::new(None),
         })
     }
 
@@ -124,9 +153,11 @@ impl<S: Storage> HashedSorted<S> {
         let head = |deadline: u64| slots.list((deadline & mask) as u32).head;
         match self.placing.put_back(&mut self.arena, head) {
             Some(PutBack::Before(idx, at)) => {
-                let slot = self.slot_of(self.arena.entry(idx).deadline);
+                let deadline = self.arena.entry(idx).deadline;
+                let slot = self.slot_of(deadline);
                 self.slots
                     .insert_before(&mut self.arena, slot, SLOTTED, at, idx);
+                self.filed(deadline);
                 true
             }
             Some(PutBack::Due(idx)) => {
@@ -143,10 +174,34 @@ impl<S: Storage> HashedSorted<S> {
             return !self.placing.is_some();
         };
         // INVARIANT: after every entry due no later, before the first due later.
-        let slot = self.slot_of(self.arena.entry(idx).deadline);
+        let deadline = self.arena.entry(idx).deadline;
+        let slot = self.slot_of(deadline);
         self.slots
             .insert_before(&mut self.arena, slot, SLOTTED, at, idx);
+        self.filed(deadline);
         true
+    }
+
+    /// A timer due on `deadline` went onto a slot: the search lowers its bound (the slot may
+    /// be one it has looked at), or is dropped if no longer valid (a bound the clock has
+    /// reached, lowered to a deadline ahead, would bound nothing).
+    fn filed(&self, deadline: u64) {
+        if let Some(mut p) = self.search.get() {
+            match self.valid(&p) {
+                true => {
+                    p.best = self.arena.sooner(p.best, deadline);
+                    self.search.set(Some(p));
+                }
+                false => self.search.set(None),
+            }
+        }
+    }
+
+    /// Whether search `p` may be taken up (see [`Partial`]): the clock has not passed `upto`,
+    /// nor reached `best`.
+    fn valid(&self, p: &Partial) -> bool {
+        self.arena.remaining(p.upto) <= self.mask + 1
+            && (1..super::MAX_INTERVAL).contains(&self.arena.remaining(p.best))
     }
 
     fn unlink(&mut self, idx: u32, _work: &mut Work) {
@@ -176,6 +231,7 @@ impl<S: Storage> HashedSorted<S> {
             return true;
         }
         self.arena.entry_mut(idx).deadline = deadline;
+        self.filed(deadline);
         true
     }
 
@@ -200,17 +256,96 @@ impl<S: Storage> HashedSorted<S> {
     }
 
     fn next_busy(&self, work: &mut Work) -> Option<u64> {
-        self.earliest(work)
+        self.bound(work)
     }
 
     /// The earliest deadline pending or placing.
     fn earliest(&self, work: &mut Work) -> Option<u64> {
-        let now = self.arena.now();
-        let listed = self.least_remaining(work).map(|r| now.wrapping_add(r));
+        let listed = self.least_remaining(work);
+        self.with_placing(listed)
+    }
+
+    /// A lower bound of the deadlines pending or placing, after the ticks looked at: next work.
+    /// The search goes on from where the last one stopped (see [`Partial`]).
+    fn bound(&self, work: &mut Work) -> Option<u64> {
+        let listed = self.least_bound(work);
+        self.with_placing(listed)
+    }
+
+    /// The sooner of the placing timer's deadline and `listed` ticks from now.
+    fn with_placing(&self, listed: Option<u64>) -> Option<u64> {
+        let listed = listed.map(|r| self.arena.now().wrapping_add(r));
         let placing = self.placing.deadline(&self.arena);
         match (listed, placing) {
             (Some(a), Some(b)) => Some(self.arena.sooner(a, b)),
             (a, b) => a.or(b),
+        }
+    }
+
+    /// [`Self::least_remaining`], a lower bound, taken up where the last search stopped while
+    /// that is still valid (see [`Partial`]), and kept once whole. Cut short by `work` (at least
+    /// one unit), it answers the tick before the first busy slot it did not look at (or its
+    /// earliest deadline seen, if sooner), so that a clock woken there finds the search still
+    /// valid and takes it up.
+    fn least_bound(&self, work: &mut Work) -> Option<u64> {
+        // Every timer stopped: a kept bound bounds nothing.
+        if self.arena.pending() == 0 {
+            self.search.set(None);
+            return None;
+        }
+        let now = self.arena.now();
+        let turn = self.mask + 1;
+        let kept = self.search.get().filter(|p| self.valid(p));
+        // A unit at least, for a search taken up that has nothing left to look at.
+        let before = work.done();
+        let (from, mut best) = match kept {
+            Some(p) => (p.from, Some(p.best)),
+            None => (now, None),
+        };
+        // The distances from now of the search's last tick, and of the first not looked at.
+        let end = self.arena.remaining(from.wrapping_add(turn));
+        let mut k = kept.map_or(1, |p| self.arena.remaining(p.upto) + 1);
+        while k <= end {
+            let Some(slot) = self.slots.next_busy(self.slot_of(now.wrapping_add(k))) else {
+                self.search.set(None);
+                return None;
+            };
+            let distance = self.distance(slot);
+            // Round to the slots looked at (the clock has passed them since), or nothing
+            // farther can be earlier: the search is whole.
+            let least = best.map(|b| self.arena.remaining(b));
+            if distance < k || distance > end || least.is_some_and(|b| b <= distance) {
+                break;
+            }
+            if let (true, Some(b), Some(least)) = (work.is_spent(), best, least) {
+                self.search.set(Some(Partial {
+                    from,
+                    upto: now.wrapping_add(distance - 1),
+                    best: b,
+                }));
+                return Some(least.min(distance - 1).max(1));
+            }
+            work.spend(1);
+            let head = self.arena.entry(self.slots.list(slot).head).deadline;
+            best = Some(best.map_or(head, |b| self.arena.sooner(b, head)));
+            k = distance + 1;
+        }
+        if work.done() == before {
+            work.spend(1);
+        }
+        match best {
+            Some(b) => {
+                self.search.set(Some(Partial {
+                    from,
+                    upto: from.wrapping_add(turn),
+                    best: b,
+                }));
+                Some(self.arena.remaining(b))
+            }
+            None => {
+                self.search.set(None);
+                None
+            }
         }
     }
 
@@ -273,7 +408,7 @@ impl<S: Storage> Scheme for HashedSorted<S> {
         // `next_work_within` with its own budget, without spending on the short-cut.
         match self.arena.ticking() {
             true => Some(self.arena.now()),
-            false => self.earliest(&mut Work::new(super::NEXT_WORK_SLOTS)),
+            false => self.bound(&mut Work::new(super::NEXT_WORK_SLOTS)),
         }
     }
 
@@ -283,7 +418,7 @@ impl<S: Storage> Scheme for HashedSorted<S> {
                 work.spend(1);
                 Some(self.arena.now())
             }
-            false => self.earliest(work),
+            false => self.bound(work),
         }
     }
 
@@ -307,6 +442,7 @@ impl<S: Storage> Scheme for HashedSorted<S> {
 mod tests {
     use super::*;
     use crate::model::{self, check_against, Band, Foresight, Profile};
+    use crate::Advanced;
     use crate::HostStorage;
     use std::vec::Vec;
 
@@ -317,6 +453,62 @@ mod tests {
             start,
         })
         .unwrap()
+    }
+
+    /// Sleeps from `now` to the next work, as a tickless clock does, until something is due;
+    /// how many times it woke.
+    fn wakeups_until_due(w: &mut HashedSorted<HostStorage>) -> usize {
+        let mut wakeups = 0;
+        loop {
+            let t = w.next_work().unwrap();
+            wakeups += 1;
+            if w.advance(t, Clock::Tickless, &mut Work::unlimited()) == Advanced::Due {
+                return wakeups;
+            }
+        }
+    }
+
+    #[test]
+    fn far_timers_on_every_slot_cost_one_wakeup_for_the_search() {
+        // 1,000 timers 7 ticks apart from 10,000 on, on a wheel of 256 slots: every slot busy,
+        // every timer more than a turn away, so a whole search looks at all 256 slots, twice
+        // next work's budget.
+        let far = || {
+            let mut w = wheel(1024, 256, 3);
+            for i in 0..1000 {
+                w.start(10_000 + 7 * i, i).unwrap();
+            }
+            check(&w);
+            w
+        };
+        // Cut short, a search answers the tick before the first slot it did not look at...
+        let w = far();
+        let mut work = Work::new(crate::NEXT_WORK_SLOTS);
+        let first = w.next_work_within(&mut work).unwrap();
+        assert!(first < 10_003, "{first}");
+        assert_eq!(work.done(), crate::NEXT_WORK_SLOTS);
+        // ... and the next call takes it up and ends it: the first deadline.
+        assert_eq!(w.next_work(), Some(10_003));
+        // So a clock sleeping from bound to bound wakes once for nothing, where a search begun
+        // afresh each time woke every 128 ticks or so (79 times here).
+        let mut w = far();
+        assert_eq!(wakeups_until_due(&mut w), 2);
+        assert_eq!(
+            w.pop_expired().map(|e| (e.id, e.deadline)),
+            Some((0, 10_003))
+        );
+        // The next timer is in the first slots a search looks at: one wakeup.
+        assert_eq!(wakeups_until_due(&mut w), 1);
+        assert_eq!(w.pop_expired().map(|e| e.id), Some(1));
+        // A start sooner than all lowers the bound kept; a stop leaves it, still a lower
+        // bound: one wakeup for nothing, then a search afresh.
+        let h = w.start(3, 2000).unwrap();
+        assert_eq!(w.next_work(), Some(10_013));
+        w.stop(h).unwrap();
+        assert_eq!(w.next_work(), Some(10_013));
+        assert_eq!(wakeups_until_due(&mut w), 2);
+        assert_eq!(w.pop_expired().map(|e| e.id), Some(2));
+        check(&w);
     }
 
     /// Checks the type invariants: tags, hashing, order and the bitmap.
