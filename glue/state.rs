@@ -794,13 +794,20 @@ mod tests {
             let h = st.set(10_000 - i, 0, i, &mut Work::unlimited()).unwrap();
             handles.push(h, GFP_KERNEL).unwrap();
         }
-        let whole = st.next_arm(&mut Work::unlimited()).unwrap();
+        // Searches cut short by small holds (scheme 5 takes each up where the last stopped),
+        // each within its budget and no later than the whole answer.
+        let mut cut = KVec::new();
         for limit in [1, 5, 30] {
             let work = &mut Work::new(limit);
-            let t = st.next_arm(work).unwrap();
+            cut.push(st.next_arm(work).unwrap(), GFP_KERNEL).unwrap();
             assert!(work.done() >= 1 && work.done() <= limit);
-            assert!(t <= whole);
         }
+        let whole = st.next_arm(&mut Work::unlimited()).unwrap();
+        // Exact here: the earliest deadline (counted from the real clock's tick at each set).
+        let c = st.configured.as_ref().unwrap();
+        let earliest = handles.iter().filter_map(|h| c.callouts.deadline(*h)).min();
+        assert_eq!(Some(whole), earliest);
+        assert!(cut.iter().all(|&t| t <= whole));
         // Armed, with callouts outstanding: not armed for nothing, and no search for it.
         st.armed = Some(whole);
         let work = &mut Work::new(8);
