@@ -1067,3 +1067,16 @@ pub fn rearm_between_pops<W: Scheme>(mut w: W, check: impl Fn(&W)) {
     assert_eq!((e.id, e.deadline, w.now()), (11, 5, 5));
     assert_eq!(w.pop_expired(), None);
 }
+
+/// Sleeps scheme `s` from now to its next work, as a tickless clock does, until something is
+/// due; how many times it woke (the unit tests of the hashed wheels' next work count them).
+pub fn wakeups_until_due(s: &mut impl Scheme) -> usize {
+    let mut wakeups = 0;
+    loop {
+        let t = s.next_work().expect("something pending");
+        wakeups += 1;
+        if s.advance(t, Clock::Tickless, &mut Work::unlimited()) == Advanced::Due {
+            return wakeups;
+        }
+    }
+}

@@ -441,8 +441,7 @@ impl<S: Storage> Scheme for HashedSorted<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{self, check_against, Band, Foresight, Profile};
-    use crate::Advanced;
+    use crate::model::{self, check_against, wakeups_until_due, Band, Foresight, Profile};
     use crate::HostStorage;
     use std::vec::Vec;
 
@@ -453,19 +452,6 @@ mod tests {
             start,
         })
         .unwrap()
-    }
-
-    /// Sleeps from `now` to the next work, as a tickless clock does, until something is due;
-    /// how many times it woke.
-    fn wakeups_until_due(w: &mut HashedSorted<HostStorage>) -> usize {
-        let mut wakeups = 0;
-        loop {
-            let t = w.next_work().unwrap();
-            wakeups += 1;
-            if w.advance(t, Clock::Tickless, &mut Work::unlimited()) == Advanced::Due {
-                return wakeups;
-            }
-        }
     }
 
     #[test]

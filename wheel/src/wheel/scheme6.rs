@@ -582,7 +582,7 @@ impl<S: Storage> Scheme for HashedUnsorted<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{self, check_against, Band, Foresight, Profile};
+    use crate::model::{self, check_against, wakeups_until_due, Band, Foresight, Profile};
     use crate::{Advanced, Handle, HostStorage};
     use std::vec::Vec;
 
@@ -728,19 +728,6 @@ mod tests {
             (10_103 + 256 * 3, 1 + 1 + 1 + 1 + 1)
         );
         check(&w);
-    }
-
-    /// Sleeps from `now` to the next work, as a tickless clock does, until something is due;
-    /// how many times it woke.
-    fn wakeups_until_due(w: &mut HashedUnsorted<HostStorage>) -> usize {
-        let mut wakeups = 0;
-        loop {
-            let t = w.next_work().unwrap();
-            wakeups += 1;
-            if w.advance(t, Clock::Tickless, &mut Work::unlimited()) == Advanced::Due {
-                return wakeups;
-            }
-        }
     }
 
     #[test]
