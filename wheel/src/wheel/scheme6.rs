@@ -46,20 +46,19 @@
 //! timer due on the tick the clock reaches it, its bound that tick: then that is the answer,
 //! found from one occupancy word without the search.
 //!
-//! Timers more than a turn away make every slot's bound farther than every slot: the search
-//! would have to see every busy slot. So each group of 64 slots (one word of the occupancy
-//! bitmap) keeps a bound too, `glow[g]`, lowered by every start or move into the group, and
-//! the search takes a group whose bound is still ahead of the clock whole, for one unit: a
-//! wheel of 4,096 slots is 64 groups, and 1,000 timers 10 s away cost no wakeup before the
-//! first is due. Empty groups cost nothing: the search goes from a busy group to the next
-//! through the occupancy bitmap's summary, so that a timer alone on a wheel of 2^24 slots is
-//! found in one unit. A group bound the clock has reached (its timer fired or was stopped) is stale:
-//! the search looks at that group's busy slots one by one. The bounds are made exact again from
-//! the slots' (at most 64 a group) as the clock leaves a group, whose timers are then all about
-//! a turn away, and on a tick that reaches its own group's bound, at most once every 64 ticks:
-//! a busy clock pays about two slots a tick for them. The search is bounded by its budget
-//! ([`super::NEXT_WORK_SLOTS`] for [`Scheme::next_work`]): past it, the answer is the tick of
-//! the next slot not accounted for, still a lower bound.
+//! Timers more than a turn away make every slot's bound farther than every slot: the search would
+//! have to see every busy slot. So each group of 64 slots (one word of the occupancy bitmap) keeps
+//! a bound too, `glow[g]`, lowered by every start or move into the group, and the search takes a
+//! group whose bound is still ahead of the clock whole, for one unit: a wheel of 4,096 slots is 64
+//! groups, and 1,000 timers 10 s away cost no wakeup before the first is due. Empty groups cost
+//! nothing: the search goes from a busy group to the next through the occupancy bitmap's summary,
+//! so that a timer alone on a wheel of 2^24 slots is found in one unit. A group bound the clock has
+//! reached (its timer fired or was stopped) is stale: the search looks at that group's busy slots
+//! one by one. The bounds are made exact again from the slots' (at most 64 a group) as the clock
+//! leaves a group, whose timers are then all about a turn away, and on a tick that reaches its own
+//! group's bound, at most once every 64 ticks: a busy clock pays about two slots a tick for them.
+//! The search is bounded by its budget ([`super::NEXT_WORK_SLOTS`] for [`Scheme::next_work`]): past
+//! it, the answer is the tick of the next slot not accounted for, still a lower bound.
 //!
 //! Timers with equal deadlines keep their start order.
 
@@ -444,10 +443,9 @@ impl<S: Storage> HashedUnsorted<S> {
             let mut slot = self.slot_of(now.wrapping_add(k));
             if self.slots.word(Self::group_of(slot)) >> (u64::from(slot) % GROUP) == 0 {
                 // Nothing busy from here to the group's end: on to the next busy slot, in the
-                // next group's word if it has one, else past the empty groups through the
-                // occupancy bitmap's summary, in this unit.
-                // The next group's first slot, round the wheel (no division: a remainder by a
-                // length the compiler cannot prove non-zero would bring a panic path).
+                // next group's word (round the wheel, found without a division: a remainder by
+                // a length the compiler cannot prove non-zero would bring a panic path) if it
+                // has one, else past the empty groups through the bitmap's summary; one unit.
                 let after = Self::group_of(self.slot_of(u64::from(slot | (GROUP as u32 - 1)) + 1));
                 let next = match self.slots.word(after) {
                     0 => self.slots.next_busy(slot),
