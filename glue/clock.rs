@@ -58,10 +58,12 @@ use crate::{
     wheel::NEXT_WORK_SLOTS, //
 };
 
-/// Holds of the lock one callback may take; the lock is released between them. Four holds of
-/// the default 256 entries take up to 832 new steps (each stops 48 short, the step margin),
-/// most of the default per-tick budget of 1,024 expiries, and stay in the tens of
-/// microseconds of softirq time on hardware; what does not fit continues a period later.
+/// Holds of the lock one callback may take to run the clock; the lock is released between
+/// them (and one more hold, for the search of the next tick alone, follows when the last left
+/// less than a search's budget). Four holds of the default 256 entries take up to 832 new
+/// steps (each stops 48 short, the step margin), most of the default per-tick budget of 1,024
+/// expiries, and stay in the tens of microseconds of softirq time on hardware; what does not
+/// fit continues a period later.
 pub(crate) const CALLBACK_HOLDS: usize = 4;
 
 impl HrTimerCallback for Core {

@@ -72,7 +72,6 @@ use crate::{
     params::Params,
     ring::Ring,
     state::{
-        after,
         State,
         RECORD, //
     },
@@ -238,16 +237,14 @@ impl Instance {
     /// callout cancelled). A timer armed earlier than the next work stays: it wakes once,
     /// and its callback arms the next.
     pub(crate) fn arm(&self) {
-        let armed_well = self
-            .core
-            .hold(|st, work| match (st.next_arm(work), st.armed) {
-                (None, None) => true,
-                (Some(t), Some(a)) => !after(a, t),
-                _ => false,
-            });
-        if armed_well {
-            return;
+        if !self.core.hold(|st, work| st.armed_well(work)) {
+            self.rearm();
         }
+    }
+
+    /// [`Instance::arm`] once the timer is known not to be armed as it should: cancels it and
+    /// arms it afresh for the next tick with work, if any.
+    fn rearm(&self) {
         let mut clock = self.clock.lock();
         // Cancel, waiting for a running callback: from here on nothing else arms the timer.
         drop(clock.take());
@@ -264,7 +261,8 @@ impl Instance {
 
     /// Runs a start or reschedule `op` (which returns the handle it placed), finishing a
     /// placement that walks across holds (schemes 2 and 5) with the lock released in between;
-    /// then arms the clock for it. A signal during the walk cancels a start (EINTR); it undoes
+    /// then arms the clock for it (whether it needs to is read in the operation's last hold). A
+    /// signal during the walk cancels a start (EINTR); it undoes
     /// a reschedule (EINTR, the callout back where it was, as it was, or due at once if its
     /// old deadline has come meanwhile). Should a scheme refuse the undo, the reschedule is
     /// finished instead.
@@ -274,9 +272,10 @@ impl Instance {
         op: impl FnOnce(&mut State, &mut Work) -> Result<Handle>,
     ) -> Result<Handle> {
         let _slow = self.core.slow()?;
-        let (h, mut placing) = self.core.hold(|st, work| {
+        let (h, mut placing, mut armed_well) = self.core.hold(|st, work| {
             let r = op(st, work);
-            (r, st.placing())
+            let placing = st.placing();
+            (r, placing, !placing && st.armed_well(work))
         });
         let h = h?;
         let mut undo = true;
@@ -296,9 +295,14 @@ impl Instance {
                     false => undo = false,
                 }
             }
-            placing = !self.core.hold(|st, work| st.place(work));
+            (placing, armed_well) = self.core.hold(|st, work| {
+                let placed = st.place(work);
+                (!placed, placed && st.armed_well(work))
+            });
         }
-        self.arm();
+        if !armed_well {
+            self.rearm();
+        }
         Ok(h)
     }
 
@@ -347,7 +351,7 @@ impl Instance {
             st.unset(h, work).map(|()| st.armed_for_nothing(work))
         })?;
         if idle {
-            self.arm();
+            self.rearm();
         }
         Ok(())
     }
@@ -364,7 +368,7 @@ impl Instance {
             })?;
             if let Some(idle) = done {
                 if idle {
-                    self.arm();
+                    self.rearm();
                 }
                 return Ok(());
             }

@@ -497,6 +497,17 @@ impl State {
         c.callouts.next_work_within(work)
     }
 
+    /// Whether the real clock's hrtimer is armed as it should be: not at all while there is no
+    /// tick to wake for, and no later than the next one (a timer armed earlier wakes once, and
+    /// its callback arms the next).
+    pub(crate) fn armed_well(&self, work: &mut Work) -> bool {
+        match (self.next_arm(work), self.armed) {
+            (None, None) => true,
+            (Some(t), Some(a)) => !after(a, t),
+            _ => false,
+        }
+    }
+
     /// [`State::next_arm`] for the real clock's callback, which has run the clock to tick
     /// `real`, recorded as armed: never a tick already reached (the timer is forwarded past now
     /// anyway, and `armed` must name the tick it really fires on, for the overrun count).
