@@ -97,6 +97,16 @@ struct Partial {
     best: u64,
 }
 
+/// How a look at the busy slots ended ([`HashedSorted::scan`]).
+enum Scan {
+    /// Nothing farther can be earlier than the earliest deadline seen.
+    Whole,
+    /// Out of work before the busy slot this many ticks away.
+    Cut(u64),
+    /// No slot is busy.
+    Empty,
+}
+
 impl<S: Storage> HashedSorted<S> {
     /// An empty wheel of `config.slots` slots for `config.capacity` timers.
     ///
@@ -259,10 +269,11 @@ impl<S: Storage> HashedSorted<S> {
         self.bound(work)
     }
 
-    /// The earliest deadline pending or placing.
-    fn earliest(&self, work: &mut Work) -> Option<u64> {
-        let listed = self.least_remaining(work);
-        self.with_placing(listed)
+    /// The earliest deadline pending or placing: a whole look at the busy slots.
+    fn earliest(&self) -> Option<u64> {
+        let mut best = None;
+        self.scan(1, self.mask + 1, &mut best, &mut Work::unlimited());
+        self.with_placing(best)
     }
 
     /// A lower bound of the deadlines pending or placing, after the ticks looked at: next work.
@@ -272,9 +283,8 @@ impl<S: Storage> HashedSorted<S> {
         self.with_placing(listed)
     }
 
-    /// The sooner of the placing timer's deadline and `listed` ticks from now.
+    /// The sooner of the placing timer's deadline and `listed`.
     fn with_placing(&self, listed: Option<u64>) -> Option<u64> {
-        let listed = listed.map(|r| self.arena.now().wrapping_add(r));
         let placing = self.placing.deadline(&self.arena);
         match (listed, placing) {
             (Some(a), Some(b)) => Some(self.arena.sooner(a, b)),
@@ -282,11 +292,40 @@ impl<S: Storage> HashedSorted<S> {
         }
     }
 
-    /// [`Self::least_remaining`], a lower bound, taken up where the last search stopped while
-    /// that is still valid (see [`Partial`]), and kept once whole. Cut short by `work` (at least
-    /// one unit), it answers the tick before the first busy slot it did not look at (or its
-    /// earliest deadline seen, if sooner), so that a clock woken there finds the search still
-    /// valid and takes it up.
+    /// Looks at the heads of the busy slots the clock reaches `k..=end` ticks from now, in
+    /// that order, lowering `best` (the earliest deadline seen), a unit of `work` each (the
+    /// first whatever the budget while nothing is seen yet), until nothing farther can be
+    /// earlier ([`Scan::Whole`]), `work` runs out before the next busy slot
+    /// ([`Scan::Cut`], its distance), or no slot is busy ([`Scan::Empty`]).
+    fn scan(&self, mut k: u64, end: u64, best: &mut Option<u64>, work: &mut Work) -> Scan {
+        let now = self.arena.now();
+        while k <= end {
+            let Some(slot) = self.slots.next_busy(self.slot_of(now.wrapping_add(k))) else {
+                return Scan::Empty;
+            };
+            let distance = self.distance(slot);
+            // Round to a slot looked at (or that the clock has passed since), or nothing
+            // farther can be earlier.
+            let least = best.map(|b| self.arena.remaining(b));
+            if distance < k || distance > end || least.is_some_and(|b| b <= distance) {
+                break;
+            }
+            if work.is_spent() && best.is_some() {
+                return Scan::Cut(distance);
+            }
+            work.spend(1);
+            let head = self.arena.entry(self.slots.list(slot).head).deadline;
+            *best = Some(best.map_or(head, |b| self.arena.sooner(b, head)));
+            k = distance + 1;
+        }
+        Scan::Whole
+    }
+
+    /// A lower bound of the deadlines on the slots, the look of [`Self::earliest`] taken up
+    /// where the last one stopped while that is still valid (see [`Partial`]), and kept once
+    /// whole. Cut short by `work` (at least one unit), it answers the tick before the first
+    /// busy slot it did not look at (or the earliest deadline seen, if sooner), so that a clock
+    /// woken there finds the search still valid and takes it up.
     fn least_bound(&self, work: &mut Work) -> Option<u64> {
         // Every timer stopped: a kept bound bounds nothing.
         if self.arena.pending() == 0 {
@@ -304,45 +343,29 @@ impl<S: Storage> HashedSorted<S> {
         };
         // The distances from now of the search's last tick, and of the first not looked at.
         let end = self.arena.remaining(from.wrapping_add(turn));
-        let mut k = kept.map_or(1, |p| self.arena.remaining(p.upto) + 1);
-        while k <= end {
-            let Some(slot) = self.slots.next_busy(self.slot_of(now.wrapping_add(k))) else {
-                self.search.set(None);
-                return None;
-            };
-            let distance = self.distance(slot);
-            // Round to the slots looked at (the clock has passed them since), or nothing
-            // farther can be earlier: the search is whole.
-            let least = best.map(|b| self.arena.remaining(b));
-            if distance < k || distance > end || least.is_some_and(|b| b <= distance) {
-                break;
-            }
-            if let (true, Some(b), Some(least)) = (work.is_spent(), best, least) {
+        let k = kept.map_or(1, |p| self.arena.remaining(p.upto) + 1);
+        match (self.scan(k, end, &mut best, work), best) {
+            (Scan::Cut(distance), Some(b)) => {
                 self.search.set(Some(Partial {
                     from,
                     upto: now.wrapping_add(distance - 1),
                     best: b,
                 }));
-                return Some(least.min(distance - 1).max(1));
+                let least = self.arena.remaining(b).min(distance - 1).max(1);
+                Some(now.wrapping_add(least))
             }
-            work.spend(1);
-            let head = self.arena.entry(self.slots.list(slot).head).deadline;
-            best = Some(best.map_or(head, |b| self.arena.sooner(b, head)));
-            k = distance + 1;
-        }
-        if work.done() == before {
-            work.spend(1);
-        }
-        match best {
-            Some(b) => {
+            (Scan::Whole, Some(b)) => {
+                if work.done() == before {
+                    work.spend(1);
+                }
                 self.search.set(Some(Partial {
                     from,
                     upto: from.wrapping_add(turn),
                     best: b,
                 }));
-                Some(self.arena.remaining(b))
+                Some(b)
             }
-            None => {
+            _ => {
                 self.search.set(None);
                 None
             }
@@ -357,35 +380,6 @@ impl<S: Storage> HashedSorted<S> {
         } else {
             k
         }
-    }
-
-    /// The fewest ticks until a pending timer is due, if any is pending; `work` counts the
-    /// slots looked at. Should `work` run out first, the answer is the distance of the next
-    /// slot not looked at, if that is less: a lower bound.
-    fn least_remaining(&self, work: &mut Work) -> Option<u64> {
-        let turn = self.mask + 1;
-        let mut best: Option<u64> = None;
-        // `k` is the distance of the nearest slot not yet looked at.
-        let mut k = 1;
-        while k <= turn {
-            let from = self.slot_of(self.arena.now().wrapping_add(k));
-            let Some(slot) = self.slots.next_busy(from) else {
-                break;
-            };
-            let distance = self.distance(slot);
-            // Wrapped round to a slot already seen, or nothing further can be earlier.
-            if distance < k || best.is_some_and(|b| b <= distance) {
-                break;
-            }
-            if work.is_spent() && best.is_some() {
-                return best.map(|b| b.min(distance));
-            }
-            work.spend(1);
-            let head = self.remaining(self.slots.list(slot).head);
-            best = Some(best.map_or(head, |b| b.min(head)));
-            k = distance + 1;
-        }
-        best
     }
 }
 
@@ -423,7 +417,7 @@ impl<S: Storage> Scheme for HashedSorted<S> {
     }
 
     fn next_expiry(&self) -> NextExpiry {
-        match self.earliest(&mut Work::unlimited()) {
+        match self.earliest() {
             None => NextExpiry::Idle,
             Some(t) => NextExpiry::At(t),
         }
