@@ -2,8 +2,8 @@
 
 //! The behavioural suite: the guarantees at the top of `src/wheel/mod.rs`, checked one by one
 //! against every scheme in `SchemeKind::ALL` (one test set, run once per backend, like
-//! kselftest's `FIXTURE_VARIANT`). A scheme whose file is still a placeholder is skipped with a
-//! note, and `every_scheme_is_built` fails until none is.
+//! kselftest's `FIXTURE_VARIANT`). A scheme that refuses the suite's configuration fails it
+//! (`common::scheme` panics, naming it), and `every_scheme_is_built` checks that all seven run.
 
 mod common;
 

@@ -32,7 +32,7 @@ fn arg(k: u64) -> u64 {
 fn every(capacity: u32, start: u64) -> Vec<(SchemeKind, Callouts<HostStorage>)> {
     SchemeKind::ALL
         .into_iter()
-        .filter_map(|k| callouts(k, capacity, start).map(|c| (k, c)))
+        .map(|k| (k, callouts(k, capacity, start)))
         .collect()
 }
 
@@ -283,9 +283,7 @@ fn callout_model(kind: SchemeKind) {
     .enumerate()
     {
         let seed = base ^ (run as u64 + 1).wrapping_mul(0x51ed_270b) ^ (kind as u64) << 48;
-        let Some(mut c) = callouts(kind, capacity, start) else {
-            return;
-        };
+        let mut c = callouts(kind, capacity, start);
         let mut m = Model {
             start,
             capacity: capacity as usize,

@@ -62,9 +62,6 @@ fn run_config(kind: SchemeKind, run: u64, rng: &mut Rng) -> Config {
 }
 
 fn differential(kind: SchemeKind) {
-    if common::scheme(kind, 1, 0).is_none() {
-        return;
-    }
     let total = prop_ops(DEFAULT_OPS);
     let base_seed = prop_seed();
     let per_run = total.div_ceil(RUNS);
@@ -81,7 +78,8 @@ fn differential(kind: SchemeKind) {
         let seed = base_seed ^ run.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (kind as u64) << 56;
         let mut rng = Rng::new(seed);
         let config = run_config(kind, run, &mut rng);
-        let mut sut = AnyScheme::<HostStorage>::new(kind, &config).expect("new");
+        let mut sut = AnyScheme::<HostStorage>::new(kind, &config)
+            .unwrap_or_else(|e| panic!("{}: new({config:?}) failed: {e:?}", kind.name()));
         assert_eq!(sut.capacity(), config.capacity as usize);
         assert_eq!(
             max_interval(kind),

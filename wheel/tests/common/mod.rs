@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Shared by the integration tests: per-scheme configurations, and construction that skips a
-//! scheme still being written.
+//! Shared by the integration tests: per-scheme configurations, and construction that panics,
+//! naming the scheme and the configuration, if a scheme refuses one: every configuration made
+//! here is valid for its scheme (the hashed wheels' slot count is a power of two, scheme 4's is
+//! in range), so a refusal is a regression, never a reason to skip.
 
 #![allow(dead_code)]
 
 use wheel::callout::Callouts;
-use wheel::{AnyScheme, Config, Error, HostStorage, Scheme, SchemeKind};
+use wheel::{AnyScheme, Config, HostStorage, Scheme, SchemeKind};
 
 /// Scheme 4's `MaxInterval` in these tests: small enough that its range is exercised.
 pub(crate) const WHEEL4_MAX: u64 = 4096;
@@ -35,43 +37,29 @@ pub(crate) fn max_interval(kind: SchemeKind) -> u64 {
     }
 }
 
-/// A scheme of kind `kind`, or `None` (with a note on stderr) while its file is a placeholder,
-/// which refuses every configuration.
+/// A scheme of kind `kind` under [`config`]; panics if `new()` refuses it.
+///
+/// Always `Some`: the `Option` is only kept for the callers that unwrap it.
 pub(crate) fn scheme(
     kind: SchemeKind,
     capacity: u32,
     start: u64,
 ) -> Option<AnyScheme<HostStorage>> {
-    match AnyScheme::new(kind, &config(kind, capacity, start)) {
-        Ok(s) => {
-            assert_eq!(s.kind(), kind);
-            Some(s)
-        }
-        Err(Error::Config) => {
-            eprintln!("SKIP {}: not implemented yet (new() refuses)", kind.name());
-            None
-        }
-        Err(e) => panic!("{}: new() failed: {e:?}", kind.name()),
-    }
+    let config = config(kind, capacity, start);
+    let s = AnyScheme::new(kind, &config)
+        .unwrap_or_else(|e| panic!("{}: new({config:?}) failed: {e:?}", kind.name()));
+    assert_eq!(s.kind(), kind);
+    Some(s)
 }
 
-/// Callouts on `kind`, or `None` like [`scheme`].
-pub(crate) fn callouts(
-    kind: SchemeKind,
-    capacity: u32,
-    start: u64,
-) -> Option<Callouts<HostStorage>> {
-    match Callouts::new(kind, &config(kind, capacity, start)) {
-        Ok(c) => Some(c),
-        Err(Error::Config) => {
-            eprintln!("SKIP {}: not implemented yet (new() refuses)", kind.name());
-            None
-        }
-        Err(e) => panic!("{}: Callouts::new() failed: {e:?}", kind.name()),
-    }
+/// Callouts on `kind` under [`config`]; panics if `Callouts::new()` refuses it.
+pub(crate) fn callouts(kind: SchemeKind, capacity: u32, start: u64) -> Callouts<HostStorage> {
+    let config = config(kind, capacity, start);
+    Callouts::new(kind, &config)
+        .unwrap_or_else(|e| panic!("{}: Callouts::new({config:?}) failed: {e:?}", kind.name()))
 }
 
-/// Every scheme that can be built, with its kind.
+/// Every scheme, with its kind; panics if one refuses its configuration.
 pub(crate) fn backends(capacity: u32, start: u64) -> Vec<(SchemeKind, AnyScheme<HostStorage>)> {
     SchemeKind::ALL
         .into_iter()
