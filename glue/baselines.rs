@@ -40,12 +40,16 @@ use kernel::{
 };
 
 use crate::{
-    instance::signalled,
+    instance::{
+        between_holds,
+        cond_resched, //
+    },
     uapi::*,
     wheel::rng::Rng, //
 };
 
-/// Resets timed between two looks at pending signals.
+/// Timers created, reset or cancelled between two offers of the CPU and looks at pending
+/// signals.
 const CHUNK: u64 = 4096;
 
 /// A `timer_list` of the timer_list bench. Never expected to fire (all deadlines are far away).
@@ -86,7 +90,10 @@ impl TimerArray {
             timers.push(BenchTimer(Opaque::uninit()), GFP_KERNEL_ACCOUNT)?;
         }
         let key = kernel::static_lock_class!();
-        for t in timers.iter() {
+        for (i, t) in timers.iter().enumerate() {
+            if i % CHUNK as usize == 0 {
+                cond_resched();
+            }
             // SAFETY: `t.0.get()` points to a `timer_list` inside the buffer, which is never
             // moved or resized (type invariant) and outlives the timer (see `Drop`).
             unsafe {
@@ -119,7 +126,10 @@ impl TimerArray {
 
 impl Drop for TimerArray {
     fn drop(&mut self) {
-        for t in self.timers.iter() {
+        for (i, t) in self.timers.iter().enumerate() {
+            if i % CHUNK as usize == 0 {
+                cond_resched();
+            }
             // SAFETY: `t` is initialised (type invariant). After `timer_shutdown_sync` it is
             // neither pending nor running, so its memory may be freed.
             unsafe { bindings::timer_shutdown_sync(t.0.get()) };
@@ -127,9 +137,9 @@ impl Drop for TimerArray {
     }
 }
 
-/// Checks for a pending signal every so many timers created.
+/// Offers the CPU and checks for a pending signal every so many timers created.
 fn interrupted(i: usize) -> bool {
-    i % CHUNK as usize == CHUNK as usize - 1 && signalled()
+    i % CHUNK as usize == CHUNK as usize - 1 && between_holds()
 }
 
 /// The Linux timer wheel: `n` pending `timer_list`s, one more reset `iterations` times.
@@ -159,7 +169,7 @@ fn timed_in_chunks(iterations: u64, mut reset: impl FnMut()) -> Result<u64> {
     let mut elapsed = 0;
     let mut left = iterations;
     while left > 0 {
-        if signalled() {
+        if between_holds() {
             return Err(EINTR);
         }
         let chunk = left.min(CHUNK);
@@ -204,7 +214,7 @@ fn bench_hr_delta(ticks: u64) -> Delta {
 pub(crate) fn bench_hrtimer(b: &tw_bench) -> Result<u64> {
     let n = b.n as usize;
     let mut rng = Rng::new(b.seed);
-    let mut pending = KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?;
+    let mut pending = Chunked(KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?);
     for i in 0..n {
         if interrupted(i) {
             return Err(EINTR);
@@ -215,7 +225,7 @@ pub(crate) fn bench_hrtimer(b: &tw_bench) -> Result<u64> {
         )?;
         let d = bench_hr_delta(rng.within(b.min_ticks / 2, b.min_ticks / 2));
         // Within the capacity reserved above: no allocation.
-        pending.push(t.start(d), GFP_KERNEL_ACCOUNT)?;
+        pending.0.push(t.start(d), GFP_KERNEL_ACCOUNT)?;
     }
     let extra = Arc::pin_init(
         pin_init!(BenchHrTimer { timer <- HrTimer::new() }),
@@ -239,4 +249,17 @@ pub(crate) fn bench_hrtimer(b: &tw_bench) -> Result<u64> {
     drop(handle);
     drop(pending);
     Ok(ns)
+}
+
+/// A vector of up to millions of timer handles, dropped (each timer cancelled) a chunk at a
+/// time, with the CPU offered in between, on every way out of the bench.
+struct Chunked<T>(KVVec<T>);
+
+impl<T> Drop for Chunked<T> {
+    fn drop(&mut self) {
+        while !self.0.is_empty() {
+            self.0.truncate(self.0.len().saturating_sub(CHUNK as usize));
+            cond_resched();
+        }
+    }
 }

@@ -18,7 +18,7 @@ use crate::{
         bench_timer_list, //
     },
     instance::{
-        signalled,
+        between_holds,
         Instance, //
     },
     state::KernelStorage,
@@ -121,7 +121,7 @@ impl Instance {
         // holds that arm and place it do nothing else.
         let mut setup = true;
         while result.is_ok() && (left > 0 || placing || handle.is_none() || rearm.is_some()) {
-            if signalled() {
+            if between_holds() {
                 result = Err(EINTR);
                 break;
             }
@@ -221,7 +221,7 @@ impl Instance {
         let mut elapsed = 0;
         let mut max_hold = 0;
         while left > 0 {
-            if signalled() {
+            if between_holds() {
                 return Err(EINTR);
             }
             let ((), ns) = self.core.hold_timed(|st, work| {

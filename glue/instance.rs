@@ -191,6 +191,34 @@ pub(crate) fn signalled() -> bool {
     kernel::current!().signal_pending()
 }
 
+/// Offers the CPU in a long call, between two of its steps, with no lock held: C's
+/// `cond_resched()`. A kernel that preempts only where the code offers to (`preempt=none` or
+/// `voluntary`: in this kernel, on the architectures without lazy preemption, such as arm and
+/// um) would otherwise see an ADVANCE, a batch or a bench that runs for seconds keep its CPU,
+/// and report a soft lockup.
+pub(crate) fn cond_resched() {
+    // The debugging check of a sleep in atomic context, and the scheduling point of
+    // `preempt=voluntary`.
+    kernel::task::might_sleep();
+    // `cond_resched()` is a C macro without a Rust abstraction in the kernel crate; the function
+    // it calls, `__cond_resched`, exists where preemption may be off (a kernel built without
+    // it, or choosing it at boot or run time: PREEMPT_DYNAMIC). A kernel that always preempts
+    // has neither, and needs neither.
+    #[cfg(any(not(CONFIG_PREEMPTION), CONFIG_PREEMPT_DYNAMIC))]
+    // SAFETY: `__cond_resched` may be called wherever sleeping is allowed: every caller runs in
+    // process context, between two holds of a lock, holding none.
+    unsafe {
+        kernel::bindings::__cond_resched()
+    };
+}
+
+/// Between two holds of a long call: offers the CPU ([`cond_resched`]), then tells whether a
+/// signal is pending (the call then ends, EINTR).
+pub(crate) fn between_holds() -> bool {
+    cond_resched();
+    signalled()
+}
+
 impl Instance {
     /// Installs the storage and clock for `params`; EBUSY if already configured.
     fn configure(&self, params: Params) -> Result {
@@ -280,7 +308,7 @@ impl Instance {
         let h = h?;
         let mut undo = true;
         while placing {
-            if undo && signalled() {
+            if between_holds() && undo {
                 match is_start {
                     true => {
                         self.core.hold(|st, work| st.cancel_new(h, work));
@@ -372,7 +400,7 @@ impl Instance {
                 }
                 return Ok(());
             }
-            if signalled() {
+            if between_holds() {
                 self.core.hold(|st, _| st.abandon_untimeout());
                 return Err(EINTR);
             }
@@ -417,7 +445,7 @@ impl Instance {
             if done {
                 return Ok(());
             }
-            if signalled() {
+            if between_holds() {
                 return Err(EINTR);
             }
         }
@@ -468,7 +496,7 @@ impl Instance {
         // A signal came: no operation starts after the one placing ends.
         let mut stopping = false;
         while next < ops.len() || placing.is_some() {
-            if !stopping && signalled() {
+            if between_holds() && !stopping {
                 stopping = true;
                 if let Some(i) = placing {
                     match ops[i].op {
@@ -568,6 +596,8 @@ impl Instance {
                 copied += 1;
             }
             total += copied;
+            // A read of a million records is a long call too.
+            cond_resched();
             if copied < n {
                 // The copy faulted: the records not delivered go back for another reader.
                 let mut st = self.core.state.lock();
