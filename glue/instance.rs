@@ -130,12 +130,14 @@ impl Drop for Slow<'_> {
 
 impl Core {
     /// Takes the right to run an operation that spans holds, waiting interruptibly while
-    /// another has it (EINTR on a signal).
+    /// another has it. A signal ends the wait with ERESTARTSYS: nothing is done yet, so the
+    /// call restarts after a handler installed with SA_RESTART (or a stop and a continue, or
+    /// the freezer), and fails with EINTR otherwise.
     pub(crate) fn slow(&self) -> Result<Slow<'_>> {
         let mut st = self.state.lock();
         while st.slow_busy {
             if self.slow_free.wait_interruptible(&mut st) {
-                return Err(EINTR);
+                return Err(ERESTARTSYS);
             }
         }
         st.slow_busy = true;

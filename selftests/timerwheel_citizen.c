@@ -1182,6 +1182,100 @@ TEST_F_TIMEOUT(slow_start, a_signal_in_a_batch_of_resets_loses_no_callout, 300)
 	free(ops);
 }
 
+/*
+ * A call waiting for another's long operation on the same file has done nothing yet: a signal
+ * whose handler was installed with SA_RESTART restarts it (the wait ends with ERESTARTSYS), and
+ * it runs once the long operation ends. Here a set waits for a long batch; a third thread sends
+ * the set's thread a signal (SA_RESTART) while it waits, then ends the batch with another.
+ */
+struct long_call {
+	int fd;
+	struct tw_op *ops;
+	pthread_t batch, waiter;
+	_Atomic pid_t batch_tid, waiter_tid;
+	int ret, err;
+	atomic_int restarts;
+};
+
+static struct long_call *restarting;
+
+static void note_restart(int sig)
+{
+	(void)sig;
+	atomic_fetch_add(&restarting->restarts, 1);
+}
+
+static void *run_long_batch(void *arg)
+{
+	struct long_call *l = arg;
+	struct tw_batch b = { .ops = (uintptr_t)l->ops, .count = TW_MAX_BATCH };
+
+	atomic_store(&l->batch_tid, gettid());
+	l->ret = ioctl(l->fd, TW_IOC_BATCH, &b);
+	l->err = errno;
+	return NULL;
+}
+
+/* Waits (up to PROMPT_NS) for `ok`; returns it. */
+#define WAIT_FOR(ok)                                                  \
+	({                                                            \
+		__u64 t0_ = now_ns();                                 \
+		while (!(ok) && now_ns() - t0_ < PROMPT_NS)           \
+			usleep(1000);                                 \
+		(ok);                                                 \
+	})
+
+static void *kick(void *arg)
+{
+	struct long_call *l = arg;
+
+	/* The waiter asleep in its ioctl: a signal with SA_RESTART; it restarts and waits again. */
+	if (WAIT_FOR(asleep_in(atomic_load(&l->waiter_tid), SYS_ioctl))) {
+		pthread_kill(l->waiter, SIGUSR1);
+		if (WAIT_FOR(atomic_load(&l->restarts) > 0))
+			WAIT_FOR(asleep_in(atomic_load(&l->waiter_tid), SYS_ioctl));
+	}
+	/* Then the batch ends, on a signal without SA_RESTART. */
+	pthread_kill(l->batch, SIGUSR2);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(slow_start, a_call_waiting_for_a_long_one_restarts_with_sa_restart, 300)
+{
+	struct sigaction sa = { .sa_handler = note_restart, .sa_flags = SA_RESTART };
+	struct long_call l = { .fd = self->fd };
+	struct tw_stats st;
+	pthread_t kicker;
+	__u64 h, i;
+	int ret, err;
+
+	if (self->fd < 0)
+		return;
+	l.ops = calloc(TW_MAX_BATCH, sizeof(*l.ops));
+	ASSERT_NE(NULL, l.ops);
+	for (i = 0; i < TW_MAX_BATCH; i++) /* later than all: each walks the whole list */
+		l.ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = SLOW_FAR + 1 + i, .b = i };
+	restarting = &l;
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	ASSERT_EQ(0, catch_signal(SIGUSR2));
+	l.waiter = pthread_self();
+	atomic_store(&l.waiter_tid, gettid());
+	ASSERT_EQ(0, pthread_create(&l.batch, NULL, run_long_batch, &l));
+	/* The batch has set a callout: it holds the instance's slow right. */
+	ASSERT_TRUE(WAIT_FOR(!get_stats(self->fd, &st) && st.outstanding > SLOW_N));
+	ASSERT_EQ(0, pthread_create(&kicker, NULL, kick, &l));
+	ret = set_callout(self->fd, SLOW_FAR + 1, 1, &h);
+	err = errno;
+	pthread_join(kicker, NULL);
+	pthread_join(l.batch, NULL);
+	if (!l.ret)
+		SKIP(return, "the batch ended before the signal: not slow enough");
+	EXPECT_EQ(EINTR, l.err);
+	EXPECT_EQ(1, atomic_load(&l.restarts)) TH_LOG("the waiting set saw no signal");
+	EXPECT_EQ(0, ret) TH_LOG("the waiting set: %s", strerror(err));
+	free(l.ops);
+}
+
 TEST_F_TIMEOUT(slow_start, a_signal_ends_a_bench, 300)
 {
 	struct tw_bench b = { .kind = TW_BENCH_SETCALLOUT, .iterations = TW_MAX_BENCH_ITERATIONS,

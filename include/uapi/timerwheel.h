@@ -23,9 +23,11 @@
  * chunks, releasing the lock in between. A real-clock tick whose work does not fit continues in
  * the next hrtimer callback; callouts then fire late, never early, and the lateness histogram,
  * overruns and max_hold_* in struct tw_stats show it. Long ioctls end at a chunk boundary when a
- * signal is pending (EINTR).
+ * signal is pending (EINTR). A call still waiting for another long operation on the same file
+ * to end has done nothing: after a handler installed with SA_RESTART it is restarted instead.
  *
- * Statistics are also shown as "key: value" lines in /proc/PID/fdinfo/FD.
+ * Statistics are also shown as "key: value" lines in /proc/PID/fdinfo/FD: every field of struct
+ * tw_stats, by its name, but the lateness histogram (TW_IOC_STATS has it).
  *
  * All structures have fixed-width fields and no implicit padding. Every ioctl returns 0 or -1
  * with errno set; the errors each command can return are listed beside it. Common to all:
