@@ -72,6 +72,9 @@ use crate::{
     params::Params,
     ring::Ring,
     state::{
+        check_set,
+        check_timeout,
+        op_configures,
         State,
         RECORD, //
     },
@@ -248,6 +251,8 @@ impl Instance {
     }
 
     /// Configures the defaults if nothing is configured yet (the first start on a fresh file).
+    /// Callers check first what of their arguments can be checked without the instance: a call
+    /// that fails on them configures nothing, and a later TW_IOC_CONFIGURE still may.
     fn ensure_configured(&self) -> Result {
         if self.core.state.lock().configured.is_some() {
             return Ok(());
@@ -344,6 +349,7 @@ impl Instance {
     fn ioctl_set(&self, user: UserSlice) -> Result {
         let (mut r, mut w) = user.reader_writer();
         let mut req: tw_set = r.read()?;
+        check_set(req.ticks, req.latest)?;
         self.ensure_configured()?;
         let h = self.start_op(true, |st, work| {
             st.set(req.ticks, req.latest, req.cookie, work)
@@ -355,6 +361,7 @@ impl Instance {
     fn ioctl_timeout(&self, user: UserSlice) -> Result {
         let (mut r, mut w) = user.reader_writer();
         let mut req: tw_timeout = r.read()?;
+        check_timeout(req.func, req.ticks, req.latest)?;
         self.ensure_configured()?;
         let h = self.start_op(true, |st, work| {
             st.timeout(req.func, req.arg, req.ticks, req.latest, work)
@@ -365,7 +372,9 @@ impl Instance {
 
     /// Writes a new callout's handle back; if that fails, the callout is cancelled again, so
     /// that a bad pointer leaves nothing behind that its caller cannot name, and the clock,
-    /// armed for it, is armed again for what is left (if anything).
+    /// armed for it, is armed again for what is left (if anything). A callout that fired first
+    /// (the real clock, or an ADVANCE from another thread) is not cancelled: its record is in
+    /// the ring already.
     fn write_back<T: AsBytes>(&self, w: &mut UserSliceWriter, v: &T, h: Handle) -> Result {
         w.write(v).inspect_err(|_| {
             self.core.hold(|st, work| st.cancel_new(h, work));
@@ -470,12 +479,22 @@ impl Instance {
         for _ in 0..count {
             ops.push(r.read::<tw_op>()?, GFP_KERNEL_ACCOUNT)?;
         }
-        self.ensure_configured()?;
+        // And write them back as they are: an array the results cannot be written to (a
+        // read-only mapping) runs nothing either, rather than callouts whose handles are lost.
+        UserSlice::new(
+            UserPtr::from_addr(b.ops as usize),
+            count * core::mem::size_of::<tw_op>(),
+        )
+        .writer()
+        .write_slice(ops.as_bytes())?;
+        // The defaults are configured for a batch with a start they can take; any other fails
+        // alike without them, on an instance left unconfigured (see `op_configures`).
+        if ops.iter().any(op_configures) {
+            self.ensure_configured()?;
+        }
         let interrupted = self.run_batch(&mut ops);
         self.arm();
-        for op in ops.iter() {
-            w.write(op)?;
-        }
+        w.write_slice(ops.as_bytes())?;
         if interrupted {
             Err(EINTR)
         } else {

@@ -252,12 +252,33 @@ impl State {
         work: &mut Work,
     ) -> Result<Handle> {
         let (a, b) = self.real_range(ticks, latest, work)?;
+        self.set_at(a, b, cookie, work)
+    }
+
+    /// [`State::set`] on a range `[a, b]` already counted by [`State::real_range`].
+    fn set_at(&mut self, a: u64, b: u64, cookie: u64, work: &mut Work) -> Result<Handle> {
         let h = self
             .callouts()?
             .setcallout_range(a, b, cookie, work)
             .map_err(errno)?;
         self.stats.started += 1;
         Ok(h)
+    }
+
+    /// A batch's `TW_OP_RESET`: `unset` of `h`, then `set` of a new callout due `ticks` ticks
+    /// from now. The new range is counted once (the real clock caught up first, as for any
+    /// start) and checked against the scheme before the old callout is cancelled, so that a
+    /// reset whose set would fail (EINVAL, ERANGE) leaves it as it was; the set then cannot fail
+    /// (the unset has freed an entry, and no operation of a batch runs while a placement is in
+    /// progress).
+    fn replace(&mut self, h: Handle, ticks: u64, cookie: u64, work: &mut Work) -> Result<Handle> {
+        let (a, b) = self.real_range(ticks, 0, work)?;
+        self.callouts()
+            .map_err(|_| ENOENT)?
+            .check_range(a, b)
+            .map_err(errno)?;
+        self.unset(h, work)?;
+        self.set_at(a, b, cookie, work)
     }
 
     /// `unsetcallout`, spending on `work` what the scheme's stop visits beyond the callout
@@ -374,8 +395,7 @@ impl State {
                 r => r.map(|_| ()),
             },
             TW_OP_RESET => self
-                .unset(Handle::from_raw(op.handle), work)
-                .and_then(|()| self.set(op.a, 0, op.b, work))
+                .replace(Handle::from_raw(op.handle), op.a, op.b, work)
                 .map(|h| op.handle = h.to_raw()),
             TW_OP_MOD => self.reset(Handle::from_raw(op.handle), op.a, op.b, work),
             _ => Err(EINVAL),
@@ -565,6 +585,34 @@ pub(crate) fn later(a: u64, b: u64) -> u64 {
         a
     } else {
         b
+    }
+}
+
+/// What a start checks of its arguments before it needs the instance: the range `[ticks,
+/// latest]` (EINVAL). A call that fails on them must configure nothing.
+pub(crate) fn check_set(ticks: u64, latest: u64) -> Result {
+    range(ticks, latest).map(|_| ())
+}
+
+/// [`check_set`] for a `timeout`, whose function is never 0 (EINVAL).
+pub(crate) fn check_timeout(func: u64, ticks: u64, latest: u64) -> Result {
+    if func == 0 {
+        return Err(EINVAL);
+    }
+    check_set(ticks, latest)
+}
+
+/// Whether a batch operation may configure the defaults of an instance not configured yet: a
+/// start (`TW_OP_SET`, `TW_OP_TIMEOUT`) whose arguments pass the checks above, and which the
+/// defaults then take. Every other operation fails on an unconfigured instance as on an empty
+/// one, without it: an unset, untimeout or reschedule (`TW_OP_MOD`, and `TW_OP_RESET`, whose
+/// unset comes before its set) finds no callout (ENOENT), and bad arguments or an unknown op
+/// are EINVAL.
+pub(crate) fn op_configures(op: &tw_op) -> bool {
+    match op.op {
+        TW_OP_SET => check_set(op.a, 0).is_ok(),
+        TW_OP_TIMEOUT => check_timeout(op.a, op.c, 0).is_ok(),
+        _ => false,
     }
 }
 
@@ -759,6 +807,126 @@ mod tests {
         };
         st.run_op(&mut zero, w);
         assert_eq!(zero.result, EINVAL.to_errno());
+    }
+
+    #[test]
+    fn a_batch_reset_that_cannot_set_leaves_its_callout() {
+        for kind in SchemeKind::ALL {
+            let mut st = state(kind as u32, 16);
+            let w = &mut Work::unlimited();
+            let h = st.set(5, 0, 7, w).unwrap().to_raw();
+            // Scheme 4's MaxInterval is the default slots.
+            let beyond = u64::from(TW_DEFAULT_SLOTS) + 1;
+            let mut bad = [(0, EINVAL), (TW_MAX_TICKS + 1, EINVAL), (beyond, ERANGE)];
+            if kind != SchemeKind::BasicWheel {
+                bad[2] = (u64::MAX, EINVAL);
+            }
+            for (ticks, e) in bad {
+                let mut op = tw_op {
+                    op: TW_OP_RESET,
+                    a: ticks,
+                    b: 8,
+                    handle: h,
+                    ..tw_op::default()
+                };
+                assert!(st.run_op(&mut op, w));
+                assert_eq!(op.result, e.to_errno());
+                assert_eq!(op.handle, h);
+                // The old callout is still there, on its deadline.
+                let mut q = tw_query {
+                    handle: h,
+                    ..tw_query::default()
+                };
+                st.query(&mut q);
+                assert_eq!((q.pending, q.deadline), (1, 5));
+            }
+            // A stale handle with a bad interval: the interval is checked first.
+            let mut stale = tw_op {
+                op: TW_OP_RESET,
+                ..tw_op::default()
+            };
+            st.run_op(&mut stale, w);
+            assert_eq!(stale.result, EINVAL.to_errno());
+            stale.a = 3;
+            st.run_op(&mut stale, w);
+            assert_eq!(stale.result, ENOENT.to_errno());
+            let s = st.snapshot();
+            assert_eq!((s.started, s.stopped, s.outstanding), (1, 0, 1));
+            run(&mut st, 5);
+            let mut rec = [tw_fired::default(); 2];
+            assert_eq!(st.ring.take(&mut rec), 1);
+            assert_eq!((rec[0].handle, rec[0].cookie, rec[0].deadline), (h, 7, 5));
+            // A good reset still replaces it.
+            let h = st.set(5, 0, 7, w).unwrap().to_raw();
+            let mut good = tw_op {
+                op: TW_OP_RESET,
+                a: 9,
+                b: 8,
+                handle: h,
+                ..tw_op::default()
+            };
+            st.run_op(&mut good, w);
+            assert_eq!(good.result, 0);
+            let c = st.configured.as_ref().unwrap();
+            assert_eq!(c.callouts.deadline(Handle::from_raw(h)), None);
+            assert_eq!(
+                c.callouts.deadline(Handle::from_raw(good.handle)),
+                Some(5 + 9)
+            );
+        }
+    }
+
+    #[test]
+    fn batch_ops_that_cannot_configure_fail_alike_without_it() {
+        let ops = [
+            (TW_OP_SET, 0, 0, 0),
+            (TW_OP_SET, TW_MAX_TICKS + 1, 0, 0),
+            (TW_OP_TIMEOUT, 0, 1, 5),
+            (TW_OP_TIMEOUT, 0xf00, 1, 0),
+            (TW_OP_UNSET, 0, 0, 0),
+            (TW_OP_UNTIMEOUT, 0xf00, 1, 0),
+            (TW_OP_UNTIMEOUT, 0, 0, 0),
+            (TW_OP_RESET, 5, 1, 0),
+            (TW_OP_RESET, 0, 1, 0),
+            (TW_OP_MOD, 5, 0, 0),
+            (TW_OP_MOD, 0, 0, 0),
+            (99, 5, 0, 0),
+        ];
+        let mut fresh = State::new();
+        let mut empty = state(TW_DEFAULT_SCHEME, 16);
+        let w = &mut Work::unlimited();
+        for (code, a, b, c) in ops {
+            let op = tw_op {
+                op: code,
+                a,
+                b,
+                c,
+                handle: 1,
+                ..tw_op::default()
+            };
+            assert!(!op_configures(&op));
+            let (mut x, mut y) = (op, op);
+            fresh.run_op(&mut x, w);
+            empty.run_op(&mut y, w);
+            assert_ne!(x.result, 0);
+            assert_eq!(x.result, y.result);
+        }
+        assert!(fresh.configured.is_none());
+        let set = tw_op {
+            op: TW_OP_SET,
+            a: 5,
+            ..tw_op::default()
+        };
+        let timeout = tw_op {
+            op: TW_OP_TIMEOUT,
+            a: 0xf00,
+            c: 5,
+            ..tw_op::default()
+        };
+        assert!(op_configures(&set) && op_configures(&timeout));
+        assert_eq!(check_set(5, 4), Err(EINVAL));
+        assert_eq!(check_timeout(0, 5, 0), Err(EINVAL));
+        assert_eq!(check_timeout(1, 5, 7), Ok(()));
     }
 
     #[test]

@@ -132,6 +132,42 @@ TEST(bad_pointers_are_efault)
 	close(fd);
 }
 
+/*
+ * A batch whose array can be read but not written (a read-only mapping) runs nothing: were it
+ * run, the handles of the callouts it set could not be written back, and those callouts would
+ * hold the capacity, unnamed, until the file closes.
+ */
+TEST(a_batch_that_cannot_write_its_results_runs_nothing)
+{
+	struct tw_batch b = { .count = 4 };
+	struct tw_op *ops;
+	struct tw_stats st;
+	int i, fd = tw_open(_metadata);
+
+	if (fd < 0)
+		return;
+	ops = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ops);
+	for (i = 0; i < 4; i++)
+		ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = 100 + i, .b = i, .result = 1 };
+	ASSERT_EQ(0, mprotect(ops, 4096, PROT_READ));
+	b.ops = (uintptr_t)ops;
+	EXPECT_EQ(-1, ioctl(fd, TW_IOC_BATCH, &b));
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(0, get_stats(fd, &st));
+	EXPECT_EQ(0, st.started);
+	EXPECT_EQ(0, st.outstanding);
+	/* Writable again, the same batch runs. */
+	ASSERT_EQ(0, mprotect(ops, 4096, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(0, ioctl(fd, TW_IOC_BATCH, &b)) TH_LOG("%s", strerror(errno));
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(0, ops[i].result) TH_LOG("op %d", i);
+	ASSERT_EQ(0, get_stats(fd, &st));
+	EXPECT_EQ(4, st.outstanding);
+	munmap(ops, 4096);
+	close(fd);
+}
+
 /* ---- One instance per backend ---------------------------------------------------------------- */
 
 FIXTURE(instance)
@@ -605,6 +641,131 @@ TEST_F(instance, batches_run_every_op_and_report_each_result)
 	b.count = TW_MAX_BATCH + 1;
 	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_BATCH, &b));
 	EXPECT_EQ(EINVAL, errno);
+}
+
+/*
+ * TW_OP_RESET checks its new interval before it cancels: a reset whose set would fail (EINVAL
+ * for 0 or above TW_MAX_TICKS, ERANGE beyond scheme 4's MaxInterval) leaves its callout as it
+ * was, handle and deadline, and the callout fires as first set. Each case is a batch of its own,
+ * so that each fails alone where the reset cancels first.
+ */
+TEST_F(instance, a_batch_reset_that_cannot_set_keeps_its_callout)
+{
+	const __u64 bad[] = { 0, TW_MAX_TICKS + 1, (__u64)variant->slots + 1 };
+	const int err[] = { EINVAL, EINVAL, ERANGE };
+	unsigned int i, cases = variant->scheme == 4 ? 3 : 2;
+	struct tw_op op;
+	struct tw_batch b = { .ops = (uintptr_t)&op, .count = 1 };
+	struct tw_query q;
+	struct tw_stats st;
+	struct tw_fired rec[2];
+	__u64 h;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, configure(self->fd, variant, TW_CLOCK_MANUAL, 4, START));
+	ASSERT_EQ(0, set_callout(self->fd, 10, 42, &h));
+	for (i = 0; i < cases; i++) {
+		op = (struct tw_op){ .op = TW_OP_RESET, .handle = h, .a = bad[i], .b = 7 };
+		ASSERT_EQ(0, ioctl(self->fd, TW_IOC_BATCH, &b));
+		EXPECT_EQ(-err[i], op.result) TH_LOG("reset to %llu ticks", bad[i]);
+		EXPECT_EQ(h, op.handle) TH_LOG("reset to %llu ticks", bad[i]);
+		q = (struct tw_query){ .handle = h };
+		ASSERT_EQ(0, ioctl(self->fd, TW_IOC_QUERY, &q));
+		EXPECT_EQ(1, q.pending) TH_LOG("reset to %llu ticks cancelled the callout", bad[i]);
+		EXPECT_EQ(START + 10, q.deadline);
+	}
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(1, st.started);
+	EXPECT_EQ(0, st.stopped);
+	EXPECT_EQ(1, st.outstanding);
+	ASSERT_EQ(0, advance(self->fd, 10));
+	ASSERT_EQ(1, drain(self->fd, rec, 2));
+	EXPECT_EQ(h, rec[0].handle);
+	EXPECT_EQ(42, rec[0].cookie);
+	EXPECT_EQ(START + 10, rec[0].fired);
+}
+
+/*
+ * A start that fails on its arguments configures nothing, and neither does a batch without a
+ * start the defaults could take (its operations fail as on an empty instance): TW_IOC_CONFIGURE
+ * still works afterwards. A batch with one good start configures the defaults and runs every
+ * operation.
+ */
+TEST_F(instance, calls_failing_on_their_arguments_configure_nothing)
+{
+	struct tw_set sets[] = {
+		{ .ticks = 0 },
+		{ .ticks = TW_MAX_TICKS + 1 },
+		{ .ticks = 10, .latest = 9 },
+		{ .ticks = 10, .latest = TW_MAX_TICKS + 1 },
+	};
+	struct tw_timeout timeouts[] = {
+		{ .func = 0, .arg = 1, .ticks = 5 },
+		{ .func = 0xf00, .arg = 1, .ticks = 0 },
+		{ .func = 0xf00, .arg = 1, .ticks = 10, .latest = 9 },
+	};
+	struct tw_op ops[] = {
+		{ .op = TW_OP_SET, .a = 0 },
+		{ .op = TW_OP_SET, .a = TW_MAX_TICKS + 1 },
+		{ .op = TW_OP_TIMEOUT, .a = 0, .b = 1, .c = 5 },
+		{ .op = TW_OP_TIMEOUT, .a = 0xf00, .b = 1, .c = 0 },
+		{ .op = TW_OP_UNSET, .handle = 1 },
+		{ .op = TW_OP_UNTIMEOUT, .a = 0xf00, .b = 1 },
+		{ .op = TW_OP_RESET, .handle = 1, .a = 5 },
+		{ .op = TW_OP_MOD, .handle = 1, .a = 5 },
+		{ .op = 99, .a = 5 },
+	};
+	const int err[] = { EINVAL, EINVAL, EINVAL, EINVAL, ENOENT, ENOENT, ENOENT, ENOENT, EINVAL };
+	const unsigned int n_ops = sizeof(ops) / sizeof(ops[0]);
+	struct tw_batch b = { .ops = (uintptr_t)ops, .count = n_ops };
+	struct tw_stats st;
+	unsigned int i;
+	int fd2;
+
+	if (self->fd < 0)
+		return;
+	for (i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+		EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_SETCALLOUT, &sets[i])) TH_LOG("set %u", i);
+		EXPECT_EQ(EINVAL, errno) TH_LOG("set %u", i);
+	}
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(0, st.scheme) TH_LOG("a failed SETCALLOUT configured the defaults");
+	for (i = 0; i < sizeof(timeouts) / sizeof(timeouts[0]); i++) {
+		EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_TIMEOUT, &timeouts[i])) TH_LOG("timeout %u", i);
+		EXPECT_EQ(EINVAL, errno) TH_LOG("timeout %u", i);
+	}
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(0, st.scheme) TH_LOG("a failed TIMEOUT configured the defaults");
+	for (i = 0; i < n_ops; i++)
+		ops[i].result = 1;
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_BATCH, &b));
+	for (i = 0; i < n_ops; i++)
+		EXPECT_EQ(-err[i], ops[i].result) TH_LOG("op %u", i);
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(0, st.scheme) TH_LOG("a batch of failing operations configured the defaults");
+	EXPECT_EQ(0, st.started);
+	EXPECT_EQ(0, configure(self->fd, variant, TW_CLOCK_MANUAL, 16, START))
+		TH_LOG("CONFIGURE after failed first calls: %s", strerror(errno));
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(variant->scheme, st.scheme);
+
+	/* The same batch with one good start on a fresh file: the defaults, and every op run. */
+	fd2 = tw_open(_metadata);
+	ASSERT_LE(0, fd2);
+	ops[0] = (struct tw_op){ .op = TW_OP_SET, .a = 1000, .b = 1 };
+	for (i = 1; i < n_ops; i++)
+		ops[i].result = 1;
+	ASSERT_EQ(0, ioctl(fd2, TW_IOC_BATCH, &b));
+	EXPECT_EQ(0, ops[0].result);
+	for (i = 1; i < n_ops; i++)
+		EXPECT_EQ(-err[i], ops[i].result) TH_LOG("op %u", i);
+	ASSERT_EQ(0, get_stats(fd2, &st));
+	EXPECT_EQ(TW_DEFAULT_SCHEME, st.scheme);
+	EXPECT_EQ(1, st.started);
+	EXPECT_EQ(-1, configure(fd2, variant, TW_CLOCK_MANUAL, 16, START));
+	EXPECT_EQ(EBUSY, errno);
+	close(fd2);
 }
 
 TEST_F(instance, budget_carries_over_and_full_ring_drops_are_counted)

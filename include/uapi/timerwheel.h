@@ -5,7 +5,9 @@
  * Every open file description of /dev/timerwheel owns one callout instance: a timer scheme
  * (the paper's scheme number), a clock that ticks it, and a ring of expiry records that read(2)
  * returns. Configure it with TW_IOC_CONFIGURE before its first use, or the first
- * TW_IOC_SETCALLOUT, TW_IOC_TIMEOUT or TW_IOC_BATCH configures the defaults. Closing the file
+ * TW_IOC_SETCALLOUT or TW_IOC_TIMEOUT whose arguments are valid, or the first TW_IOC_BATCH with
+ * such a start among its operations, configures the defaults. A call that fails on its
+ * arguments configures nothing: TW_IOC_CONFIGURE still works after it. Closing the file
  * cancels everything it holds.
  *
  * The file is pollable: EPOLLIN (POLLIN) while an expiry record is ready to read(2), where the
@@ -230,6 +232,12 @@ struct tw_untimeout {
 #define TW_OP_UNSET 2 /* handle */
 #define TW_OP_TIMEOUT 3 /* a: func, b: arg, c: ticks -> handle */
 #define TW_OP_UNTIMEOUT 4 /* a: func, b: arg */
+/*
+ * TW_OP_RESET checks its new interval before it cancels: a reset whose set would fail (EINVAL,
+ * ERANGE, as TW_OP_SET's) leaves its callout as it was, with its handle and deadline. On the real
+ * clock the instance is first brought up to real time, as for TW_IOC_RESET: a callout whose
+ * deadline has passed fires then (its record goes to the ring) and the reset fails with ENOENT.
+ */
 #define TW_OP_RESET 5 /* handle, a: ticks, b: cookie: unset then set -> handle */
 #define TW_OP_MOD 6 /* handle, a: ticks, b: latest (0: exactly a): TW_IOC_RESET, handle kept */
 struct tw_op {
@@ -244,9 +252,16 @@ struct tw_op {
 /*
  * TW_IOC_BATCH: runs `count` operations from the array at `ops`, writing each one's result
  * back; one failed operation does not stop the others.
+ * On an instance not configured yet, a batch configures the defaults only if one of its
+ * operations is a TW_OP_SET or TW_OP_TIMEOUT with valid arguments (ticks in [1, TW_MAX_TICKS],
+ * func not 0). Otherwise no operation could succeed on the defaults: each fails as it would on
+ * an empty instance (EINVAL for bad arguments or an unknown op; else ENOENT, every callout an
+ * operation names by handle or key being stale), and the instance stays unconfigured.
  * Errors: EINVAL  count is 0 or above TW_MAX_BATCH, or reserved is not 0
- *         EFAULT  ops is bad: no operation was run (or, if the results could not be written
- *                 back, all were, and their callouts fire and are read as usual)
+ *         EFAULT  ops is bad, or not writable (the array is written back unchanged before
+ *                 any operation runs): no operation was run (or, if the results could not be
+ *                 written back afterwards, the array having been unmapped or protected
+ *                 meanwhile, all were, and their callouts fire and are read as usual)
  *         ENOMEM  the operations could not be copied in, or the instance was not configured
  *                 and its default storage could not be allocated: no operation was run
  *         EINTR   a signal arrived: the operations run so far keep their results, written

@@ -249,6 +249,13 @@ impl<S: Storage> Callouts<S> {
         Ok(handle)
     }
 
+    /// Whether [`Callouts::setcallout_range`] would take the range `[now + earliest, now +
+    /// latest]`, checked without arming anything: [`Scheme::check_range`]. A reset that cancels
+    /// one callout to arm another checks first, so that one it cannot arm leaves the old alone.
+    pub fn check_range(&self, earliest: u64, latest: u64) -> Result<(), Error> {
+        self.scheme.check_range(earliest, latest)
+    }
+
     /// Cancels the callout `handle` names — from either interface — and says what it was.
     /// Fails with [`Error::Stale`], changing nothing, if it fired or was cancelled.
     pub fn unsetcallout(&mut self, handle: Handle) -> Result<Origin, Error> {

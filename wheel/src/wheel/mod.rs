@@ -754,6 +754,20 @@ pub trait Scheme {
         work: &mut Work,
     ) -> Result<Handle, Error>;
 
+    /// Whether [`Scheme::start_range`] would take the range `[now + earliest, now + latest]`,
+    /// checked without starting anything: `Ok`, or the error the start would fail with on the
+    /// range itself ([`Error::Interval`] outside `1 <= earliest <= latest < MAX_INTERVAL`,
+    /// [`Error::Range`] beyond what the scheme holds: scheme 4's `MaxInterval`). A start that
+    /// passes may still fail for room ([`Error::Full`]) or a placement in progress
+    /// ([`Error::Busy`]). Lets a caller that cancels one timer to start another check the new
+    /// range before it cancels. O(1); changes nothing.
+    fn check_range(&self, earliest: u64, latest: u64) -> Result<(), Error> {
+        if earliest == 0 || latest < earliest || latest >= MAX_INTERVAL {
+            return Err(Error::Interval);
+        }
+        Ok(())
+    }
+
     /// Whether a placement started by [`Scheme::start_range`] or [`Scheme::reschedule`] is
     /// still walking.
     fn placing(&self) -> bool {
@@ -950,6 +964,9 @@ impl<S: Storage> Scheme for AnyScheme<S> {
     ) -> Result<Handle, Error> {
         dispatch!(self, s => s.start_range(earliest, latest, id, work))
     }
+    fn check_range(&self, earliest: u64, latest: u64) -> Result<(), Error> {
+        dispatch!(self, s => s.check_range(earliest, latest))
+    }
     #[inline(always)]
     fn placing(&self) -> bool {
         dispatch!(self, s => s.placing())
@@ -1022,5 +1039,53 @@ mod tests {
             offsets.iter().all(|&(_, at)| at == offsets[0].1),
             "{offsets:?}"
         );
+    }
+
+    /// [`Scheme::check_range`] answers what [`Scheme::start_range`] then does with the same
+    /// range, in every scheme, and changes nothing.
+    #[test]
+    fn check_range_answers_as_a_start_would() {
+        let config = Config {
+            capacity: 4,
+            slots: 64,
+            start: u64::MAX - 10,
+        };
+        let ranges = [
+            (0, 0),
+            (0, 5),
+            (5, 4),
+            (1, 1),
+            (1, 64),
+            (64, 64),
+            (65, 65),
+            (60, 100),
+            (65, 100),
+            (1, MAX_INTERVAL - 1),
+            (MAX_INTERVAL - 1, MAX_INTERVAL - 1),
+            (1, MAX_INTERVAL),
+            (u64::MAX, u64::MAX),
+        ];
+        for kind in SchemeKind::ALL {
+            let mut s = AnyScheme::<HostStorage>::new(kind, &config).expect("new");
+            // Off the first slot, with a timer outstanding.
+            let h = s.start(40, 7).expect("start");
+            for _ in 0..13 {
+                s.tick();
+            }
+            for (earliest, latest) in ranges {
+                let checked = s.check_range(earliest, latest);
+                assert_eq!((s.len(), s.deadline(h)), (1, Some(29)), "{kind:?}");
+                let started = s
+                    .start_range(earliest, latest, 1, &mut Work::unlimited())
+                    .map(|new| {
+                        assert!(!s.placing());
+                        s.stop(new).expect("stop");
+                    });
+                assert_eq!(checked, started, "{kind:?} [{earliest}, {latest}]");
+            }
+            if kind == SchemeKind::BasicWheel {
+                assert_eq!(s.check_range(65, 65), Err(Error::Range));
+            }
+        }
     }
 }

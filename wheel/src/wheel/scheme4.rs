@@ -178,6 +178,13 @@ impl<S: Storage> BasicWheel<S> {
 impl<S: Storage> Scheme for BasicWheel<S> {
     arena_delegates!(arena);
 
+    /// The range as [`Scheme::start_range`] takes it: checked, then its deadline chosen,
+    /// [`Error::Range`] when even its earliest tick is beyond `MaxInterval`.
+    fn check_range(&self, earliest: u64, latest: u64) -> Result<(), Error> {
+        let (a, b) = self.arena.range(earliest, latest)?;
+        self.choose(a, b).map(|_| ())
+    }
+
     fn next_work(&self) -> Option<u64> {
         match self.arena.ticking() {
             true => Some(self.arena.now()),
@@ -308,6 +315,25 @@ mod tests {
         assert_eq!(w.slot_after(8), w.cursor);
         assert_eq!(run_until_fired(&mut w, 20), (8, [1].to_vec()));
         assert_eq!(w.stop(h), Err(Error::Stale));
+    }
+
+    #[test]
+    fn check_range_refuses_beyond_max_interval_and_changes_nothing() {
+        let mut w = wheel(4, 8, 0);
+        let h = w.start(3, 1).unwrap();
+        w.tick();
+        assert_eq!(w.check_range(8, 8), Ok(()));
+        // Part of the range within MaxInterval: the start takes its last tick inside.
+        assert_eq!(w.check_range(5, 20), Ok(()));
+        assert_eq!(w.check_range(9, 9), Err(Error::Range));
+        assert_eq!(w.check_range(9, 20), Err(Error::Range));
+        assert_eq!(w.check_range(0, 3), Err(Error::Interval));
+        assert_eq!(w.check_range(4, 3), Err(Error::Interval));
+        assert_eq!(w.len(), 1);
+        assert_eq!(w.deadline(h), Some(3));
+        check(&w);
+        assert_eq!(w.start(9, 2), Err(Error::Range));
+        assert!(w.start(8, 2).is_ok());
     }
 
     #[test]
