@@ -133,11 +133,15 @@ struct tw_config {
  * not 0, it may fire on any tick in [ticks, latest] ticks from now, and the structure picks the
  * cheapest (scheme 7: the last boundary of the coarsest slots inside the range; the others: the
  * latest tick); it never fires outside it.
+ * On the real clock, "now" is the tick real time has reached: an instance running behind
+ * (overload: its ticks' work did not fit in time) adds the ticks it is behind, its lag, to
+ * ticks and latest, and the limits below (TW_MAX_TICKS, MaxInterval) apply to ticks + lag.
  * If the handle cannot be written back (EFAULT), the callout is cancelled again: nothing is
- * left behind.
+ * left behind, unless it fired first (on the real clock, or by a TW_IOC_ADVANCE from another
+ * thread): its expiry record is then in the ring, as any fired callout's.
  * Errors: EINVAL  ticks is 0 or above TW_MAX_TICKS, latest not 0 and below ticks or above
- *                 TW_MAX_TICKS
- *         ERANGE  ticks is beyond scheme 4's MaxInterval
+ *                 TW_MAX_TICKS (real clock: ticks + lag or latest + lag above it)
+ *         ERANGE  ticks is beyond scheme 4's MaxInterval (real clock: ticks + lag)
  *         ENOSPC  capacity callouts are outstanding
  *         ENOMEM  the instance was not configured, and its default storage could not be
  *                 allocated
@@ -163,8 +167,13 @@ struct tw_set {
  * (or the range [ticks, latest]), keeping its handle and cookie. O(1) in schemes 3 to 7 (O(log
  * n) in 3), and nothing moves when the new deadline lands where the callout already is, or when
  * the callout is already due inside the new range (a callout pushed back with slack, again and
- * again, stays put while its deadline is acceptable). A callout already expired but not yet
- * processed is re-armed too.
+ * again, stays put while its deadline is acceptable). A callout already due but not yet
+ * processed (its tick was reached, but the per-tick budget carried its expiry over, or the
+ * ADVANCE that reached it was cut short) is re-armed too, and leaves the due queue. On the real
+ * clock the call first brings the instance up to real time, processing what is due as far as
+ * one hold's work and the per-tick budget allow: a callout whose deadline has passed normally
+ * fires then (its expiry record goes to the ring) and the call fails with ENOENT; only one the
+ * budget carries over, or one not reached yet under overload, is re-armed.
  * Errors: as TW_IOC_SETCALLOUT (but ENOSPC and ENOMEM), and
  *         ENOENT  the handle is stale
  *         EINTR   a signal arrived during a long placement (schemes 2 and 5): the callout is
@@ -306,8 +315,10 @@ struct tw_stats {
 };
 
 /*
- * read(2) returns whole records, oldest first: blocks until at least one is there, or fails
- * with EAGAIN under O_NONBLOCK. A buffer smaller than one record: EINVAL.
+ * read(2) returns whole records, oldest first: blocks (interruptibly) until at least one is
+ * there, or fails with EAGAIN under O_NONBLOCK. A signal caught by a handler ends the wait with
+ * EINTR (a handler installed with SA_RESTART restarts the read instead). A buffer smaller than
+ * one record: EINVAL.
  */
 #define TW_ORIGIN_CALLOUT 1 /* TW_IOC_SETCALLOUT: cookie */
 #define TW_ORIGIN_LEGACY 2 /* TW_IOC_TIMEOUT: func, arg */
@@ -350,14 +361,20 @@ struct tw_fired {
  * counted.
  *
  * Errors: EINVAL  kind unknown, iterations 0 or above TW_MAX_BENCH_ITERATIONS, n above
- *                 TW_MAX_CAPACITY (or not 0 where it must be), min_ticks or spread 0 or out of
- *                 range (for the kernel's timers, min_ticks below TW_MIN_BASELINE_TICKS), an
- *                 instance bench on a real-clock or unconfigured instance, reserved
+ *                 TW_MAX_CAPACITY (or not 0 where it must be), min_ticks below 2 (for the
+ *                 kernel's timers, below TW_MIN_BASELINE_TICKS), spread 0, min_ticks + spread
+ *                 above TW_MAX_BENCH_TICKS, an instance bench on a real-clock or unconfigured
+ *                 instance, TW_BENCH_TIMEOUT on a TW_CONFIG_HANDLES_ONLY instance, reserved
  *                 not 0
- *         ERANGE  min_ticks + spread is beyond scheme 4's MaxInterval
+ *         ERANGE  a deadline drawn for the reset timer is beyond scheme 4's MaxInterval: the
+ *                 draws decide, so it is certain when min_ticks is beyond it, and depends on
+ *                 the seed when only min_ticks + spread - 1 is (keep that within MaxInterval);
+ *                 the bench stops at that draw, its timer cancelled
  *         ENOSPC  the instance is full (no room for the reset timer)
  *         ENOMEM  the n kernel timers could not be allocated
- *         EINTR   a signal arrived; nothing of the bench is left behind
+ *         EINTR   a signal arrived; nothing of a reset bench is left behind (its timer is
+ *                 cancelled); the ticks a TW_BENCH_TICK ran stay run, and the expiries they
+ *                 processed are in the ring
  */
 #define TW_BENCH_SETCALLOUT 1
 #define TW_BENCH_TIMEOUT 2
