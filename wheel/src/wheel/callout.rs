@@ -176,8 +176,13 @@ pub struct Callouts<S: Storage> {
 /// # Invariants
 ///
 /// `at` and `best` are [`NIL`] or slots on the chain of `(func, arg)`'s bucket (taking a slot
-/// off its chain moves `at` on, and sends the walk back to the chain's head if it was `best`);
-/// `best` is the match that would fire first among those compared since the walk began.
+/// off its chain moves `at` on); `best` is the match that would fire first among those compared
+/// since the walk began, or since it last went back to the chain's head or lost its best.
+///
+/// When `best` goes (fired or cancelled between two calls), the walk goes back to the chain's
+/// head the first time, and after that goes on from `at` (`lost`), returning to the head only
+/// if nothing after `at` matches: callouts that fire one by one while a long chain is walked
+/// cannot keep sending it back to the head.
 #[derive(Clone, Copy, Debug)]
 struct Search {
     func: u64,
@@ -186,6 +191,11 @@ struct Search {
     at: u32,
     /// The best match so far, or [`NIL`].
     best: u32,
+    /// Whether the walk went back to the chain's head when a best match went.
+    restarted: bool,
+    /// Whether a best match went since the walk last left the chain's head, the walk going on
+    /// from where it was.
+    lost: bool,
 }
 
 impl<S: Storage> Callouts<S> {
@@ -310,8 +320,11 @@ impl<S: Storage> Callouts<S> {
     /// out first, to be called again with the same `(func, arg)`, when the walk goes on where
     /// it stopped, whatever was armed, cancelled or fired meanwhile (a callout armed since is
     /// not looked at, unless the one that would have been cancelled went: the walk then starts
-    /// again from the chain's head); [`Error::NotFound`] if there is none. A call with another
-    /// key, or [`Callouts::abandon_untimeout`], drops a walk in progress.
+    /// again from the chain's head, the first time; after that it goes on among the callouts
+    /// after where it was, and cancels the one due first among those, going back to the head
+    /// only if none matches, so that callouts firing one by one during a long walk cannot keep
+    /// it walking); [`Error::NotFound`] if there is none. A call with another key, or
+    /// [`Callouts::abandon_untimeout`], drops a walk in progress.
     pub fn untimeout_within(
         &mut self,
         func: u64,
@@ -328,26 +341,36 @@ impl<S: Storage> Callouts<S> {
                 arg,
                 at: self.buckets[self.bucket(func, arg)],
                 best: NIL,
+                restarted: false,
+                lost: false,
             },
         };
         let now = self.scheme.now();
         let mut first = true;
-        while s.at != NIL {
-            if work.is_spent() && !first {
-                self.search = Some(s);
-                return Ok(false);
+        loop {
+            while s.at != NIL {
+                if work.is_spent() && !first {
+                    self.search = Some(s);
+                    return Ok(false);
+                }
+                first = false;
+                work.spend(1);
+                let slot = self.slots[s.at as usize];
+                // Chains run newest first: a later match due on the same tick is an older one,
+                // and wins the tie.
+                if slot.is(func, arg)
+                    && (s.best == NIL || self.due_in(s.at, now) <= self.due_in(s.best, now))
+                {
+                    s.best = s.at;
+                }
+                s.at = slot.next;
             }
-            first = false;
-            work.spend(1);
-            let slot = self.slots[s.at as usize];
-            // Chains run newest first: a later match due on the same tick is an older one,
-            // and wins the tie.
-            if slot.is(func, arg)
-                && (s.best == NIL || self.due_in(s.at, now) <= self.due_in(s.best, now))
-            {
-                s.best = s.at;
+            if s.best != NIL || !s.lost {
+                break;
             }
-            s.at = slot.next;
+            // A best match went, and nothing after it matched: what is left is before it.
+            s.lost = false;
+            s.at = self.buckets[self.bucket(func, arg)];
         }
         if s.best == NIL {
             return Err(Error::NotFound);
@@ -547,9 +570,17 @@ impl<S: Storage> Callouts<S> {
                 s.at = next;
             }
             if s.best == idx {
-                // INVARIANT: the best match went; what it beat may now be the best.
+                // INVARIANT: the best match went; what it beat may now be the best, looked at
+                // again from the chain's head once, and after that only if nothing after `at`
+                // matches (see `Search`).
                 s.best = NIL;
-                s.at = self.buckets[self.bucket(s.func, s.arg)];
+                match s.restarted {
+                    false => {
+                        s.restarted = true;
+                        s.at = self.buckets[self.bucket(s.func, s.arg)];
+                    }
+                    true => s.lost = true,
+                }
             }
             self.search = Some(s);
         }
@@ -740,6 +771,28 @@ mod tests {
             .map(|f| f.deadline)
             .collect();
         assert_eq!(left, [now + 50]);
+    }
+
+    /// Duplicates firing one a tick while a long chain is walked a few entries a call: the walk
+    /// goes back to the head once, then goes on, and ends within a few passes of the chain,
+    /// where sending it back to the head each time its best fired kept it walking until the
+    /// chain was nearly drained.
+    #[test]
+    fn untimeout_ends_while_duplicates_fire_during_its_walk() {
+        let n = 400;
+        let mut c = callouts(512, 0);
+        // Armed latest first: the newest, at the chain's head, is due first.
+        for i in 0..n {
+            c.timeout(5, 6, n + 1 - i).unwrap();
+        }
+        // One fires between every two calls of 8 entries each.
+        let mut fired = 0;
+        let calls = untimeout_in_steps(&mut c, 5, 6, 8, |c, _| fired += step(c).len()).unwrap();
+        assert!(calls <= 3 * n as usize / 8, "{calls} calls, {fired} fired");
+        assert_eq!(c.scheme().len() as u64, n - 1 - fired as u64);
+        // And the walk cancelled a duplicate that had not fired: every other one fires.
+        let rest: usize = (0..=n).map(|_| step(&mut c).len()).sum();
+        assert_eq!(rest as u64 + fired as u64 + 1, n);
     }
 
     #[test]
