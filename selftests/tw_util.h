@@ -9,6 +9,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -85,6 +88,74 @@ static inline __u64 hold_work_of(int fd)
 
 	return get_info(fd, &info) ? TW_HOLD_WORK : info.hold_work;
 }
+
+/*
+ * A signal sent to a call once it is under way, and the holds it did after: a check that a long
+ * call answers signals, which does not depend on the machine's speed. Another thread waits
+ * until the call has done `after` holds of work (tw_stats.holds: a manual-clock instance does
+ * no other), sends the calling thread `sig` (whose handler the caller installed, without
+ * SA_RESTART), and notes the holds done by then; after the call, `holds_after` is how many more
+ * it did. A call that looks at signals between its holds does one or two more (the one under
+ * way, one to undo or end); one that ignores them goes on to its end.
+ */
+struct tw_kick {
+	int fd, sig;
+	__u64 after;
+	pthread_t target;
+	atomic_int done, sent;
+	__u64 holds_at_signal, holds_after;
+};
+
+static void *tw_kicker(void *arg)
+{
+	struct tw_kick *k = arg;
+	struct tw_stats st;
+	__u64 first;
+
+	if (get_stats(k->fd, &st))
+		return NULL;
+	first = st.holds;
+	while (!atomic_load(&k->done)) {
+		if (get_stats(k->fd, &st))
+			return NULL;
+		if (st.holds >= first + k->after) {
+			pthread_kill(k->target, k->sig);
+			/* Read after the signal is pending: the holds from here on came after it. */
+			if (!get_stats(k->fd, &st))
+				k->holds_at_signal = st.holds;
+			atomic_store(&k->sent, 1);
+			return NULL;
+		}
+		usleep(100);
+	}
+	return NULL;
+}
+
+/* ioctl(k->fd, cmd, arg) with a kicker (see struct tw_kick); its result, errno kept. */
+static inline int tw_kicked_ioctl(struct tw_kick *k, unsigned long cmd, void *arg)
+{
+	struct tw_stats st;
+	pthread_t t;
+	int ret, err;
+
+	k->target = pthread_self();
+	atomic_store(&k->done, 0);
+	atomic_store(&k->sent, 0);
+	k->holds_after = 0;
+	if (pthread_create(&t, NULL, tw_kicker, k))
+		return -1;
+	ret = ioctl(k->fd, cmd, arg);
+	err = errno;
+	atomic_store(&k->done, 1);
+	pthread_join(t, NULL);
+	if (atomic_load(&k->sent) && !get_stats(k->fd, &st))
+		k->holds_after = st.holds - k->holds_at_signal;
+	errno = err;
+	return ret;
+}
+
+/* The most holds a call that answers signals does once one is pending (see struct tw_kick). */
+#define TW_HOLDS_PAST_A_SIGNAL 4
 
 /* Reads every record there is, without blocking; returns how many. */
 static inline int drain(int fd, struct tw_fired *out, int max)
