@@ -105,7 +105,7 @@ module! {
         },
         hold_work: u32 {
             default: 256,
-            description: "Most entries visited or moved under one hold of an instance's lock, with interrupts masked (64..=4096)",
+            description: "Most entries visited or moved under one hold of an instance's lock, with interrupts masked (192..=4096)",
         },
     },
 }
@@ -120,6 +120,14 @@ static LOADED: SetOnce<Instant<Monotonic>> = SetOnce::new();
 pub(crate) fn default_tick_ns() -> u64 {
     u64::from(module_parameters::tick_us.value()) * 1000
 }
+
+/// The least `hold_work`: a hold's budget (W less [`instance::STEP_MARGIN`]) takes a whole
+/// search for next work (`wheel::NEXT_WORK_SLOTS` units), so that the search the clock's
+/// callback makes in a hold of its own is never cut short by a small W (a search cut short
+/// answers a lower bound, and the clock would wake there for nothing).
+const MIN_HOLD_WORK: usize = 192;
+
+const _: () = assert!(MIN_HOLD_WORK >= wheel::NEXT_WORK_SLOTS + instance::STEP_MARGIN);
 
 /// `hold_work` (checked at load).
 pub(crate) fn hold_work() -> usize {
@@ -148,8 +156,12 @@ impl kernel::InPlaceModule for TimerWheelModule {
                 pr_err!("tick_us={} is outside 100..=1000000\n", tick_ns / 1000);
                 return Err(EINVAL);
             }
-            if !(64..=4096).contains(&hold_work()) {
-                pr_err!("hold_work={} is outside 64..=4096\n", hold_work());
+            if !(MIN_HOLD_WORK..=4096).contains(&hold_work()) {
+                pr_err!(
+                    "hold_work={} is outside {}..=4096\n",
+                    hold_work(),
+                    MIN_HOLD_WORK
+                );
                 return Err(EINVAL);
             }
             LOADED.populate(Instant::now());

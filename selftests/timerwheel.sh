@@ -41,7 +41,7 @@ fi
 
 was_loaded=0
 loaded && was_loaded=1
-ktap_set_plan 8
+ktap_set_plan 9
 
 # 1. The module loaded before us unloads: every file of the tests before is closed.
 if [ "$was_loaded" = 0 ]; then
@@ -62,6 +62,14 @@ elif ! insmod "$KO" tick_us=5 2>/dev/null && ! loaded; then
 else
 	rmmod rust_timerwheel 2>/dev/null
 	ktap_test_fail "insmod refuses tick_us=5"
+fi
+
+# 2b. ... and a hold_work too small for a whole search for next work in one hold.
+if ! insmod "$KO" hold_work=64 2>/dev/null && ! loaded; then
+	ktap_test_pass "insmod refuses hold_work=64"
+else
+	rmmod rust_timerwheel 2>/dev/null
+	ktap_test_fail "insmod refuses hold_work=64"
 fi
 
 # 3. insmod creates the device node.
