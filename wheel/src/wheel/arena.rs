@@ -189,9 +189,7 @@ impl<S: Storage> Arena<S> {
     /// Validates a range of intervals, `earliest..=latest`, and returns it as absolute ticks.
     #[inline]
     pub fn range(&self, earliest: u64, latest: u64) -> Result<(u64, u64), Error> {
-        if earliest == 0 || latest < earliest || latest >= MAX_INTERVAL {
-            return Err(Error::Interval);
-        }
+        super::check_interval(earliest, latest)?;
         Ok((
             self.now.wrapping_add(earliest),
             self.now.wrapping_add(latest),

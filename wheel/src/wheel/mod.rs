@@ -412,6 +412,16 @@ pub const NEXT_WORK_SLOTS: usize = 128;
 /// for distances below 2^63.
 pub const MAX_INTERVAL: u64 = 1 << 63;
 
+/// The rule every range of intervals `earliest..=latest` follows, in every scheme:
+/// `1 <= earliest <= latest < MAX_INTERVAL` ([`Error::Interval`] otherwise).
+#[inline(always)]
+pub(crate) fn check_interval(earliest: u64, latest: u64) -> Result<(), Error> {
+    if earliest == 0 || latest < earliest || latest >= MAX_INTERVAL {
+        return Err(Error::Interval);
+    }
+    Ok(())
+}
+
 /// Why an operation failed. Each failure leaves the scheme unchanged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Error {
@@ -762,10 +772,7 @@ pub trait Scheme {
     /// ([`Error::Busy`]). Lets a caller that cancels one timer to start another check the new
     /// range before it cancels. O(1); changes nothing.
     fn check_range(&self, earliest: u64, latest: u64) -> Result<(), Error> {
-        if earliest == 0 || latest < earliest || latest >= MAX_INTERVAL {
-            return Err(Error::Interval);
-        }
-        Ok(())
+        check_interval(earliest, latest)
     }
 
     /// Whether a placement started by [`Scheme::start_range`] or [`Scheme::reschedule`] is
