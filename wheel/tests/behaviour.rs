@@ -75,7 +75,7 @@ fn fires_exactly_on_deadline_once() {
         let mut expected = HashMap::new();
         fire_all(&mut s, &set, &mut expected);
         run_until_empty(kind, &mut s, &mut expected);
-        let mut s = common::scheme(kind, 128, 12_345).unwrap();
+        let mut s = common::scheme(kind, 128, 12_345);
         // Again, started off every boundary.
         for _ in 0..777 {
             s.tick();
@@ -558,7 +558,7 @@ fn bounded_and_tickless_advances_fire_as_the_periodic_tick() {
             (Clock::Tickless, Some(1)),
             (Clock::Tickless, Some(7)),
         ] {
-            let mut s = common::scheme(kind, 512, u64::MAX - 2000).unwrap();
+            let mut s = common::scheme(kind, 512, u64::MAX - 2000);
             let mut fired = Vec::new();
             // Timers started in three waves, between advances.
             for wave in starts.chunks(100) {
@@ -705,7 +705,7 @@ fn range_starts_fire_inside_their_range() {
 
 #[test]
 fn scheme7_ranges_land_on_coarse_slot_boundaries() {
-    let mut s = common::scheme(SchemeKind::Hierarchical, 16, 100).unwrap();
+    let mut s = common::scheme(SchemeKind::Hierarchical, 16, 100);
     let mut w = Work::unlimited();
     let cases = [
         ((1, 1), 101),
@@ -781,7 +781,7 @@ fn dense_ticks_are_cut_into_holds_of_256() {
     // list to walk on every tick it runs.
     for kind in SchemeKind::ALL {
         for clock in [Clock::Tickless, Clock::Periodic] {
-            let mut s = common::scheme(kind, 20_000, 0).unwrap();
+            let mut s = common::scheme(kind, 20_000, 0);
             for id in 0..20_000 {
                 s.start(4096, id).unwrap();
             }

@@ -38,18 +38,12 @@ pub(crate) fn max_interval(kind: SchemeKind) -> u64 {
 }
 
 /// A scheme of kind `kind` under [`config`]; panics if `new()` refuses it.
-///
-/// Always `Some`: the `Option` is only kept for the callers that unwrap it.
-pub(crate) fn scheme(
-    kind: SchemeKind,
-    capacity: u32,
-    start: u64,
-) -> Option<AnyScheme<HostStorage>> {
+pub(crate) fn scheme(kind: SchemeKind, capacity: u32, start: u64) -> AnyScheme<HostStorage> {
     let config = config(kind, capacity, start);
     let s = AnyScheme::new(kind, &config)
         .unwrap_or_else(|e| panic!("{}: new({config:?}) failed: {e:?}", kind.name()));
     assert_eq!(s.kind(), kind);
-    Some(s)
+    s
 }
 
 /// Callouts on `kind` under [`config`]; panics if `Callouts::new()` refuses it.
@@ -63,7 +57,7 @@ pub(crate) fn callouts(kind: SchemeKind, capacity: u32, start: u64) -> Callouts<
 pub(crate) fn backends(capacity: u32, start: u64) -> Vec<(SchemeKind, AnyScheme<HostStorage>)> {
     SchemeKind::ALL
         .into_iter()
-        .filter_map(|k| scheme(k, capacity, start).map(|s| (k, s)))
+        .map(|k| (k, scheme(k, capacity, start)))
         .collect()
 }
 
