@@ -134,7 +134,8 @@ impl<S: Storage> HashedUnsorted<S> {
             arena,
             slots: Slots::new(m)?,
             low: S::alloc(m as usize, |_| 0)?,
-            glow: S::alloc(u64::from(m).div_ceil(GROUP) as usize, |_| 0)?,
+            // Stale (not after now): a bound of 0 would be ahead of a clock started near 2^64.
+            glow: S::alloc(u64::from(m).div_ceil(GROUP) as usize, |_| config.start)?,
             refreshed: config.start.wrapping_sub(GROUP),
             cursor_group: Self::group_of((config.start & (u64::from(m) - 1)) as u32),
             mask: u64::from(m) - 1,
@@ -790,6 +791,16 @@ mod tests {
         assert_eq!(wakeups_until_due(&mut w), 2);
         assert_eq!(w.pop_expired().map(|e| e.id), Some(101));
         assert_eq!(wakeups_until_due(&mut w), 1);
+        check(&w);
+    }
+
+    #[test]
+    fn a_wheel_started_near_2_pow_64_bounds_nothing_at_0() {
+        // The groups' bounds start stale: a bound of tick 0 would be 101 ticks ahead here, and
+        // next work would answer it, before the timer.
+        let mut w = wheel(4, 256, u64::MAX - 100);
+        w.start(500, 1).unwrap();
+        assert_eq!(w.next_work(), Some(399));
         check(&w);
     }
 
