@@ -504,6 +504,50 @@ fn a_sparse_clock_sleeps_until_the_deadline() {
     }
 }
 
+/// Cancelling the next timer, or pushing it back past the others, moves next work on to the
+/// timer that is next now, so that a tickless clock does not wake for one that is gone. Scheme
+/// 1 keeps a bound that only its clock raises (its tick already visits every timer). Scheme 7
+/// keeps a bound per list of a level above 0 that only a migration raises, and leaves a timer
+/// pushed back where it is for its list's migration to file it unless it is alone there (see
+/// its `retime`): the pairs here put the two timers on different lists from tick 7 (about to
+/// wrap, the clock differs from both deadlines in its highest digit, which files them on one
+/// list).
+#[test]
+fn cancelling_or_pushing_back_the_next_timer_moves_next_work_on() {
+    for start in [7, u64::MAX - 100] {
+        for (near, far) in [(500, 4000), (50, 3000), (70, 200), (1, 2)] {
+            for push_back in [false, true] {
+                for (kind, mut s) in backends(16, start) {
+                    if kind == SchemeKind::Straightforward
+                        || kind == SchemeKind::Hierarchical && start != 7
+                    {
+                        continue;
+                    }
+                    let name = kind.name();
+                    let far = far.min(max_interval(kind) - 1);
+                    s.start(far, 1).unwrap();
+                    let h = s.start(near, 2).unwrap();
+                    assert_eq!(s.next_work(), Some(start.wrapping_add(near)), "{name}");
+                    match push_back {
+                        false => assert_eq!(s.stop(h), Ok(2), "{name}"),
+                        true => s.reschedule(h, far + 1, far + 1).unwrap(),
+                    }
+                    assert_eq!(
+                        s.next_work(),
+                        Some(start.wrapping_add(far)),
+                        "{name}: next work after {} the timer {near} ticks ahead, {far} next",
+                        if push_back {
+                            "pushing back"
+                        } else {
+                            "cancelling"
+                        }
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn next_work_within_a_budget_spends_no_more_and_stays_a_lower_bound() {
     for (kind, mut s) in backends(1024, 3) {

@@ -89,7 +89,8 @@ pub struct HashedSorted<S: Storage> {
 /// It stays valid while the clock has not passed `upto` (the slots not looked at are still
 /// reached first on the ticks the search counts them from) nor reached `best` (the slots looked
 /// at hold nothing due sooner, and what they hold is bounded no more once their earliest
-/// fired). A stop can leave `best` low: one wasted wakeup, then a search afresh.
+/// fired). A stop or move of a timer due on `best` drops it (see `unlink`): the next call
+/// searches afresh, rather than wake the clock for a timer that is gone.
 #[derive(Clone, Copy, Debug)]
 struct Partial {
     from: u64,
@@ -218,8 +219,14 @@ impl<S: Storage> HashedSorted<S> {
         if self.placing.forget(&self.arena, idx) {
             return;
         }
-        let slot = self.slot_of(self.arena.entry(idx).deadline);
+        let deadline = self.arena.entry(idx).deadline;
+        let slot = self.slot_of(deadline);
         self.slots.unlink(&mut self.arena, slot, idx);
+        // The search's bound may have been this timer's deadline: it is looked for afresh, so
+        // that the tickless clock does not wake for a timer stopped or moved later.
+        if self.search.get().is_some_and(|p| p.best == deadline) {
+            self.search.set(None);
+        }
     }
 
     fn retime(&mut self, idx: u32, deadline: u64, work: &mut Work) -> bool {
@@ -480,13 +487,13 @@ mod tests {
         // The next timer is in the first slots a search looks at: one wakeup.
         assert_eq!(wakeups_until_due(&mut w), 1);
         assert_eq!(w.pop_expired().map(|e| e.id), Some(1));
-        // A start sooner than all lowers the bound kept; a stop leaves it, still a lower
-        // bound: one wakeup for nothing, then a search afresh.
+        // A start sooner than all lowers the bound kept; its stop drops it, and the search
+        // afresh finds the next timer in the first slots it looks at: no wakeup for nothing.
         let h = w.start(3, 2000).unwrap();
         assert_eq!(w.next_work(), Some(10_013));
         w.stop(h).unwrap();
-        assert_eq!(w.next_work(), Some(10_013));
-        assert_eq!(wakeups_until_due(&mut w), 2);
+        assert_eq!(w.next_work(), Some(10_017));
+        assert_eq!(wakeups_until_due(&mut w), 1);
         assert_eq!(w.pop_expired().map(|e| e.id), Some(2));
         check(&w);
     }

@@ -42,7 +42,8 @@
 //! final as soon as it is at most the next busy slot's `k`: one busy slot for a wheel whose
 //! next timer is less than a turn away. That is next work, and the tickless clock jumps there,
 //! walking only the slot whose bound it reaches. A bound left low by a stop costs one wasted
-//! visit, after which it is exact again. On a busy wheel the nearest busy slot usually holds a
+//! visit, after which it is exact again; a stop or move that empties its slot raises the bounds
+//! it set instead (`emptied`), so that cancelling the next timer costs no visit. On a busy wheel the nearest busy slot usually holds a
 //! timer due on the tick the clock reaches it, its bound that tick: then that is the answer,
 //! found from one occupancy word without the search.
 //!
@@ -238,12 +239,50 @@ impl<S: Storage> HashedUnsorted<S> {
     }
 
     #[inline(always)]
-    fn unlink(&mut self, idx: u32, _work: &mut Work) {
+    fn unlink(&mut self, idx: u32, work: &mut Work) {
         if self.walk == idx {
             self.walk = self.arena.next(idx);
         }
-        let slot = self.slot_of(self.arena.entry(idx).deadline);
+        let deadline = self.arena.entry(idx).deadline;
+        let slot = self.slot_of(deadline);
         self.slots.unlink(&mut self.arena, slot, idx);
+        if self.slots.list(slot).is_empty() {
+            self.emptied(slot, deadline, work);
+        }
+    }
+
+    /// A stop or a move took the last timer off `slot`, due on `deadline`. The bounds it set
+    /// are raised again where it was their least, so that the tickless clock does not wake for
+    /// it: the kept answer is dropped (the next search finds the next timer), and the group's
+    /// bound is made exact again from its busy slots, if `work` has a unit left for each (else
+    /// it stays, still a lower bound); an idle group's is left stale, for the next start onto
+    /// it to set. Not while a tick is half done: its walk keeps the bounds it needs.
+    #[inline(always)]
+    fn emptied(&mut self, slot: u32, deadline: u64, work: &mut Work) {
+        let g = Self::group_of(slot);
+        let hint = self.hint.get() == Some(deadline);
+        if hint || self.glow[g] == deadline {
+            self.raise(g, deadline, hint, work);
+        }
+    }
+
+    /// [`Self::emptied`] once a bound is known to be the timer's.
+    #[inline(never)]
+    fn raise(&mut self, g: usize, deadline: u64, hint: bool, work: &mut Work) {
+        if self.arena.ticking() {
+            return;
+        }
+        if hint {
+            self.hint.set(None);
+        }
+        if self.glow[g] == deadline {
+            match self.slots.word(g) {
+                0 => self.glow[g] = self.arena.now(),
+                word => {
+                    self.exact_group(g, word, work);
+                }
+            }
+        }
     }
 
     /// Within its slot, a new deadline is a new number in the entry, nothing more.
@@ -353,10 +392,16 @@ impl<S: Storage> HashedUnsorted<S> {
     /// Makes the bound of group `g` exact, if it is busy and stale and `work` has a unit left
     /// for each busy slot; whether it did.
     fn refresh_group(&mut self, g: usize, work: &mut Work) -> bool {
-        let mut word = self.slots.word(g);
+        let word = self.slots.word(g);
         if word == 0 || self.ahead(self.glow[g]) {
             return false;
         }
+        self.exact_group(g, word, work)
+    }
+
+    /// Sets the bound of group `g`, whose busy slots are the bits of `word` (not 0), to the
+    /// least of their bounds, if `work` has a unit left for each; whether it did.
+    fn exact_group(&mut self, g: usize, mut word: u64, work: &mut Work) -> bool {
         let busy = word.count_ones() as usize;
         if busy > work.left() {
             return false;
@@ -730,6 +775,43 @@ mod tests {
     }
 
     #[test]
+    fn emptying_a_slot_raises_its_groups_bound_within_the_budget() {
+        // Two timers more than a turn away on one group of 64 slots (232 and 240 of 256), the
+        // nearer first: the group's bound is its deadline, and next work with it.
+        let pair = || {
+            let mut w = wheel(16, 256, 0);
+            let near = w.start(1000, 1).unwrap();
+            let far = w.start(4080, 2).unwrap();
+            assert_eq!(w.next_work(), Some(1000));
+            (w, near, far)
+        };
+        // Its stop empties its slot: the bound is made exact from the group's other busy slot
+        // (one unit), and next work is the timer left.
+        let (mut w, near, _) = pair();
+        let mut work = Work::new(1);
+        assert_eq!(w.stop_within(near, &mut work), Ok(1));
+        assert_eq!(work.done(), 1);
+        assert_eq!(w.glow[3], 4080);
+        assert_eq!(w.next_work(), Some(4080));
+        check(&w);
+        // Without a unit left for it, the bound stays where it was, still a lower bound.
+        let (mut w, near, _) = pair();
+        let mut work = Work::new(0);
+        assert_eq!(w.stop_within(near, &mut work), Ok(1));
+        assert_eq!(w.glow[3], 1000);
+        check(&w);
+        // The last timer off a group leaves its bound stale, for the next start to set.
+        let (mut w, near, far) = pair();
+        w.stop(near).unwrap();
+        w.stop(far).unwrap();
+        assert!(!w.ahead(w.glow[3]));
+        w.start(4070, 3).unwrap();
+        assert_eq!(w.glow[3], 4070);
+        assert_eq!(w.next_work(), Some(4070));
+        check(&w);
+    }
+
+    #[test]
     fn a_search_is_kept_until_the_clock_moves_and_lowered_by_starts() {
         let mut w = wheel(16, 4096, 0);
         w.start(3000, 1).unwrap();
@@ -743,8 +825,10 @@ mod tests {
         let mut again = Work::new(crate::NEXT_WORK_SLOTS);
         assert_eq!(w.least_bound(&mut again), Some(first));
         assert_eq!(again.done(), 1);
-        // An earlier start lowers it; a stop leaves it, still a lower bound.
+        // An earlier start lowers it; a stop that leaves a timer on its slot leaves it too,
+        // still a lower bound.
         let h = w.start(5, 2).unwrap();
+        let twin = w.start(5 + 4096, 3).unwrap();
         assert_eq!(w.next_work(), Some(5));
         check(&w);
         w.stop(h).unwrap();
@@ -757,6 +841,15 @@ mod tests {
         );
         let t = w.next_work().unwrap();
         assert!((6..=3000).contains(&t), "{t}");
+        check(&w);
+        // A stop that empties the slot of the kept answer drops it: the search finds the
+        // timer left.
+        w.stop(twin).unwrap();
+        let h = w.start(7, 4).unwrap();
+        assert_eq!(w.next_work(), Some(12));
+        w.stop(h).unwrap();
+        assert_eq!(w.hint.get(), None);
+        assert_eq!(w.next_work(), Some(3000));
         check(&w);
         // A search cut short by its budget is not kept.
         let mut short = Work::new(1);
