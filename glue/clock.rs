@@ -27,11 +27,12 @@
 //! # Arming from process context
 //!
 //! A start, reschedule or configuration may need the timer earlier than it is armed, or at
-//! all, and a cancel of the last callout not at all. [`Instance::arm`](crate::instance::Instance)
-//! does that under the instance's `clock` mutex: it cancels the timer (waiting for a running
-//! callback), then reads the next tick under the state lock and starts the timer for it (if
-//! there is one). The callback is then neither running nor armed while the state is read, so
-//! the two cannot both decide and lose a wakeup.
+//! all; a cancel or a reschedule of the callout it is armed for, later (or, the last callout
+//! cancelled, not at all), so that a timeout cancelled before it is due costs no wakeup.
+//! [`Instance::arm`](crate::instance::Instance) does that under the instance's `clock` mutex:
+//! it cancels the timer (waiting for a running callback), then reads the next tick under the
+//! state lock and starts the timer for it (if there is one). The callback is then neither
+//! running nor armed while the state is read, so the two cannot both decide and lose a wakeup.
 //!
 //! [`State::next_arm`]: crate::state::State::next_arm
 

@@ -267,10 +267,10 @@ impl Instance {
         }
     }
 
-    /// Arms the real clock's hrtimer for the next tick with work, if it is not armed early
-    /// enough (see `clock.rs`), and cancels it once nothing is left to wake for (the last
-    /// callout cancelled). A timer armed earlier than the next work stays: it wakes once,
-    /// and its callback arms the next.
+    /// Arms the real clock's hrtimer for the next tick with work, if it is not armed for it
+    /// (see `clock.rs`): armed later, it would be late; armed earlier (the callout it was armed
+    /// for cancelled or pushed back), it would wake for nothing. Cancels it once nothing is left
+    /// to wake for (the last callout cancelled).
     pub(crate) fn arm(&self) {
         if !self.core.hold(|st, work| st.armed_well(work)) {
             self.rearm();
@@ -384,12 +384,13 @@ impl Instance {
 
     fn ioctl_unset(&self, mut r: UserSliceReader) -> Result {
         let h = Handle::from_raw(r.read()?);
-        // Read in the same hold: an unset that leaves something outstanding costs no more.
-        let idle = self.core.hold(|st, work| {
+        // Read in the same hold: an unset of a callout not due on the armed tick costs no more.
+        let early = self.core.hold(|st, work| {
             work.spend(1);
-            st.unset(h, work).map(|()| st.armed_for_nothing(work))
+            st.unset(h, work)
+                .map(|deadline| st.armed_early(deadline, work))
         })?;
-        if idle {
+        if early {
             self.rearm();
         }
         Ok(())
@@ -403,10 +404,10 @@ impl Instance {
         loop {
             let done = self.core.hold(|st, work| {
                 st.untimeout(req.func, req.arg, work)
-                    .map(|done| done.then(|| st.armed_for_nothing(work)))
+                    .map(|done| done.then(|| st.armed_early(None, work)))
             })?;
-            if let Some(idle) = done {
-                if idle {
+            if let Some(early) = done {
+                if early {
                     self.rearm();
                 }
                 return Ok(());

@@ -282,14 +282,14 @@ impl State {
     }
 
     /// `unsetcallout`, spending on `work` what the scheme's stop visits beyond the callout
-    /// (scheme 3's sift): the caller pays the callout's own unit.
-    pub(crate) fn unset(&mut self, h: Handle, work: &mut Work) -> Result {
-        self.callouts()
-            .map_err(|_| ENOENT)?
-            .unsetcallout_within(h, work)
-            .map_err(errno)?;
+    /// (scheme 3's sift): the caller pays the callout's own unit. Returns the tick the callout
+    /// was due on.
+    pub(crate) fn unset(&mut self, h: Handle, work: &mut Work) -> Result<Option<u64>> {
+        let callouts = self.callouts().map_err(|_| ENOENT)?;
+        let deadline = callouts.deadline(h);
+        callouts.unsetcallout_within(h, work).map_err(errno)?;
         self.stats.stopped += 1;
-        Ok(())
+        Ok(deadline)
     }
 
     /// Cancels a callout just started for a caller that will not get its handle (a signal
@@ -386,7 +386,7 @@ impl State {
             TW_OP_SET => self
                 .set(op.a, 0, op.b, work)
                 .map(|h| op.handle = h.to_raw()),
-            TW_OP_UNSET => self.unset(Handle::from_raw(op.handle), work),
+            TW_OP_UNSET => self.unset(Handle::from_raw(op.handle), work).map(|_| ()),
             TW_OP_TIMEOUT => self
                 .timeout(op.a, op.b, op.c, 0, work)
                 .map(|h| op.handle = h.to_raw()),
@@ -518,12 +518,12 @@ impl State {
     }
 
     /// Whether the real clock's hrtimer is armed as it should be: not at all while there is no
-    /// tick to wake for, and no later than the next one (a timer armed earlier wakes once, and
-    /// its callback arms the next).
+    /// tick to wake for, else for the next one (not later, which would be late, nor earlier,
+    /// which would wake for nothing).
     pub(crate) fn armed_well(&self, work: &mut Work) -> bool {
         match (self.next_arm(work), self.armed) {
             (None, None) => true,
-            (Some(t), Some(a)) => !after(a, t),
+            (Some(t), Some(a)) => t == a,
             _ => false,
         }
     }
@@ -543,14 +543,27 @@ impl State {
         next
     }
 
-    /// Whether the hrtimer is armed with nothing left to wake for: the last callout just went.
-    /// Next work is looked for only once nothing is outstanding, where it costs one unit.
-    pub(crate) fn armed_for_nothing(&self, work: &mut Work) -> bool {
+    /// Whether the hrtimer is armed for a tick with nothing left to do on it, after a callout
+    /// due on tick `freed` (`None`: not known) was cancelled: the last one outstanding, or the
+    /// one the timer was armed for with the next work later. Next work is looked for only
+    /// then, so that cancelling any other callout costs no more. A scheme whose next work
+    /// stays a lower bound after a cancel (scheme 1; scheme 7 when the callout shared its list
+    /// above level 0) still wakes once for it.
+    pub(crate) fn armed_early(&self, freed: Option<u64>, work: &mut Work) -> bool {
+        let Some(armed) = self.armed else {
+            return false;
+        };
         let outstanding = self
             .configured
             .as_ref()
             .is_some_and(|c| c.callouts.scheme().len() > 0);
-        self.armed.is_some() && !outstanding && self.next_arm(work).is_none()
+        if outstanding && freed.is_some_and(|d| d != armed) {
+            return false;
+        }
+        match self.next_arm(work) {
+            Some(t) => after(t, armed),
+            None => true,
+        }
     }
 
     /// The statistics, with the gauges read now.
@@ -716,7 +729,7 @@ mod tests {
         let w = &mut Work::unlimited();
         assert_eq!(st.timeout(1, 2, 3, 0, w), Err(EINVAL));
         let h = st.set(3, 0, 9, w).unwrap();
-        assert_eq!(st.unset(h, w), Ok(()));
+        assert_eq!(st.unset(h, w), Ok(Some(3)));
         assert_eq!(st.snapshot().flags, u64::from(TW_CONFIG_HANDLES_ONLY));
     }
 
@@ -987,15 +1000,31 @@ mod tests {
         let earliest = handles.iter().filter_map(|h| c.callouts.deadline(*h)).min();
         assert_eq!(Some(whole), earliest);
         assert!(cut.iter().all(|&t| t <= whole));
-        // Armed, with callouts outstanding: not armed for nothing, and no search for it.
+        // Armed for the earliest: cancelling another callout leaves it armed well, and costs
+        // no search.
         st.armed = Some(whole);
+        let (first, rest) = handles.split_last().unwrap();
+        assert_eq!(c.callouts.deadline(*first), Some(whole));
         let work = &mut Work::new(8);
-        assert!(!st.armed_for_nothing(work));
-        assert_eq!(work.done(), 0);
-        for h in handles.iter() {
-            st.unset(*h, &mut Work::unlimited()).unwrap();
+        let freed = st.unset(rest[0], work).unwrap();
+        let spent = work.done();
+        assert!(!st.armed_early(freed, work));
+        assert_eq!(work.done(), spent);
+        // Cancelling the earliest leaves it armed early: a search, charged to the hold, finds
+        // the next work later.
+        let freed = st.unset(*first, &mut Work::unlimited()).unwrap();
+        assert_eq!(freed, Some(whole));
+        let work = &mut Work::unlimited();
+        assert!(st.armed_early(freed, work));
+        assert!(work.done() >= 1);
+        st.armed = st.next_arm(&mut Work::unlimited());
+        assert!(st.armed.is_some_and(|t| after(t, whole)));
+        for h in &rest[1..] {
+            let freed = st.unset(*h, &mut Work::unlimited()).unwrap();
+            assert!(freed.is_some());
         }
-        assert!(st.armed_for_nothing(&mut Work::new(8)));
+        // The last one cancelled: armed for nothing at all.
+        assert!(st.armed_early(None, &mut Work::new(8)));
     }
 
     #[test]

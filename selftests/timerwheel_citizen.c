@@ -330,9 +330,13 @@ FIXTURE_VARIANT(clock)
 	__u32 scheme;
 	__u32 slots;
 	__u64 max_wakeups; /* for one callout IDLE_TICKS ahead; 0: one per period */
+	__u64 wakes_per_cancel; /* for nothing, after cancelling the next callout */
 };
 
-FIXTURE_VARIANT_ADD(clock, scheme1_straightforward) { .scheme = 1, .max_wakeups = 2 };
+/* Scheme 1 keeps a lower bound of its earliest deadline that only its clock raises. */
+FIXTURE_VARIANT_ADD(clock, scheme1_straightforward) {
+	.scheme = 1, .max_wakeups = 2, .wakes_per_cancel = 1,
+};
 FIXTURE_VARIANT_ADD(clock, scheme2_ordered_list) { .scheme = 2, .max_wakeups = 2 };
 FIXTURE_VARIANT_ADD(clock, scheme3_heap) { .scheme = 3, .max_wakeups = 2 };
 FIXTURE_VARIANT_ADD(clock, scheme4_basic_wheel) {
@@ -442,6 +446,73 @@ TEST_F_TIMEOUT(clock, one_far_callout_costs_few_wakeups_and_fires_on_time, 120)
 	bound = variant->max_wakeups ? variant->max_wakeups : (t - t0) / MS + 1;
 	EXPECT_GE(bound, st.wakeups);
 	EXPECT_LE(1, st.wakeups);
+}
+
+/*
+ * The callout the hrtimer is armed for goes, and another is left IDLE_TICKS periods ahead:
+ * cancelled (by handle, by key, in a batch) or pushed back past the other. The timer is armed
+ * again for the next, and wakes no more before it: a wakeup for nothing is the commonest case
+ * of a timeout, which is cancelled long before it is due. Each near callout is due 300 periods
+ * after it is set; each step sleeps 500 ms after its cancel, past that tick.
+ */
+#define NEAR_TICKS 300
+
+static void expect_no_wakeup_since(struct __test_metadata *_metadata, int fd, __u64 steps,
+				   __u64 per_cancel, const char *what)
+{
+	struct tw_stats st;
+
+	usleep(500 * 1000);
+	ASSERT_EQ(0, get_stats(fd, &st));
+	EXPECT_EQ(0, st.fired) TH_LOG("%s: %llu fired", what, st.fired);
+	EXPECT_GE(steps * per_cancel, st.wakeups)
+		TH_LOG("%s: woke %llu times for nothing in %llu steps", what, st.wakeups, steps);
+}
+
+TEST_F_TIMEOUT(clock, cancelling_the_next_callout_costs_no_wakeup, 60)
+{
+	struct tw_untimeout ut = { .func = 0xc0ffee, .arg = 1 };
+	struct tw_timeout to = { .func = 0xc0ffee, .arg = 1, .ticks = NEAR_TICKS };
+	struct tw_reset rs;
+	struct tw_op op;
+	struct tw_batch b = { .ops = (__u64)(uintptr_t)&op, .count = 1 };
+	__u64 t0, h, per = variant->wakes_per_cancel;
+
+	if (self->fd < 0)
+		return;
+	t0 = now_ns();
+	ASSERT_EQ(0, configure_real(self->fd, variant->scheme, variant->slots, 1 * MS));
+	ASSERT_EQ(0, set_callout(self->fd, IDLE_TICKS, 1, NULL));
+
+	ASSERT_EQ(0, set_callout(self->fd, NEAR_TICKS, 2, &h));
+	if (unset_callout(self->fd, h))
+		SKIP(return, "the guest stalled %d ms between a set and its unset: it fired first",
+		     NEAR_TICKS);
+	expect_no_wakeup_since(_metadata, self->fd, 1, per, "unset");
+
+	ASSERT_EQ(0, set_callout(self->fd, NEAR_TICKS, 3, &h));
+	rs = (struct tw_reset){ .handle = h, .ticks = IDLE_TICKS + 5000 };
+	if (ioctl(self->fd, TW_IOC_RESET, &rs))
+		SKIP(return, "the guest stalled %d ms between a set and its reset: it fired first",
+		     NEAR_TICKS);
+	expect_no_wakeup_since(_metadata, self->fd, 2, per, "reset to a later tick");
+
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_TIMEOUT, &to));
+	if (ioctl(self->fd, TW_IOC_UNTIMEOUT, &ut))
+		SKIP(return, "the guest stalled %d ms between a timeout and its untimeout: it "
+		     "fired first", NEAR_TICKS);
+	expect_no_wakeup_since(_metadata, self->fd, 3, per, "untimeout");
+
+	ASSERT_EQ(0, set_callout(self->fd, NEAR_TICKS, 4, &h));
+	op = (struct tw_op){ .op = TW_OP_UNSET, .handle = h };
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_BATCH, &b));
+	if (op.result)
+		SKIP(return, "the guest stalled %d ms between a set and its unset: it fired first",
+		     NEAR_TICKS);
+	expect_no_wakeup_since(_metadata, self->fd, 4, per, "unset in a batch");
+	/* The callout left was due IDLE_TICKS periods after t0 at the soonest. */
+	if (now_ns() - t0 >= IDLE_TICKS * MS)
+		SKIP(return, "the guest stalled: the callout left was due before the test ended");
 }
 
 /*
