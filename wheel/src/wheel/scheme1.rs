@@ -29,7 +29,8 @@
 //!
 //! `bound` is a lower bound of every pending deadline: lowered by every start and reschedule,
 //! made exact by every complete walk (the minimum of what the walk left pending, and of what
-//! was started or moved while it went), and loosened only by stops. A tickless clock runs a
+//! was started or moved while it went), and loosened only by stops and moves of the earliest
+//! timer, unless at most 64 are pending: those look at them all to make it exact again. A tickless clock runs a
 //! walk on `bound` alone and jumps the ticks before it in O(1).
 //!
 //! Timers due on the same tick are queued in list order.
@@ -39,6 +40,10 @@ use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work}
 
 /// `Entry::list` of an entry on the list.
 const LISTED: u32 = 0;
+
+/// The most pending timers a stop or move of the earliest looks at to raise the bound: stop and
+/// reschedule stay O(1), and the few timers this scheme suits cost no wakeup when cancelled.
+const RAISE_LIMIT: usize = 64;
 
 /// The unordered list of timers, with a resumable walk.
 ///
@@ -100,17 +105,39 @@ impl<S: Storage> Straightforward<S> {
         self.lower(deadline);
     }
 
-    fn unlink(&mut self, idx: u32, _work: &mut Work) {
+    fn unlink(&mut self, idx: u32, work: &mut Work) {
         if self.walk == idx {
             self.walk = self.arena.next(idx);
         }
         self.arena.unlink(&mut self.list, idx);
+        self.raise(self.arena.entry(idx).deadline, work);
     }
 
-    fn retime(&mut self, idx: u32, deadline: u64, _work: &mut Work) -> bool {
-        self.arena.entry_mut(idx).deadline = deadline;
+    fn retime(&mut self, idx: u32, deadline: u64, work: &mut Work) -> bool {
+        let old = core::mem::replace(&mut self.arena.entry_mut(idx).deadline, deadline);
         self.lower(deadline);
+        self.raise(old, work);
         true
+    }
+
+    /// A timer due on `old` was stopped or moved: if the bound was its deadline, it is made
+    /// exact again from every pending timer while they are few (at most [`RAISE_LIMIT`]) and
+    /// `work` has a unit for each, so that a tickless clock does not wake for a timer that is
+    /// gone; else it stays, still a lower bound, until the walk on it. Not while a tick is
+    /// half done: its walk keeps the bound.
+    fn raise(&mut self, old: u64, work: &mut Work) {
+        let pending = self.arena.pending();
+        if old != self.bound || self.arena.ticking() || pending > RAISE_LIMIT.min(work.left()) {
+            return;
+        }
+        let mut least = self.arena.never();
+        let mut at = self.list.head;
+        while at != NIL {
+            least = self.arena.sooner(least, self.arena.entry(at).deadline);
+            at = self.arena.next(at);
+        }
+        work.spend(pending);
+        self.bound = least;
     }
 
     fn enter(&mut self, tick: u64, clock: Clock) {
@@ -191,6 +218,34 @@ mod tests {
             start,
         })
         .unwrap()
+    }
+
+    #[test]
+    fn cancelling_the_earliest_of_a_few_raises_the_bound() {
+        // A few pending: a stop or push-back of the earliest looks at them all, one unit each.
+        let mut l = list(0);
+        let hs: Vec<_> = (0..RAISE_LIMIT as u64 - 1)
+            .map(|i| l.start(100 + i, i).unwrap())
+            .collect();
+        let first = l.start(50, 99).unwrap();
+        assert_eq!(l.next_work(), Some(50));
+        let mut work = Work::unlimited();
+        l.stop_within(first, &mut work).unwrap();
+        assert_eq!(l.next_work(), Some(100));
+        assert_eq!(work.done(), RAISE_LIMIT);
+        l.reschedule(hs[0], 500, 500).unwrap();
+        assert_eq!(l.next_work(), Some(101));
+        // Too few units left: the bound stays, still a lower bound.
+        l.stop_within(hs[1], &mut Work::new(8)).unwrap();
+        assert_eq!(l.next_work(), Some(101));
+        // More than RAISE_LIMIT pending: the same.
+        let mut l = list(0);
+        for i in 0..RAISE_LIMIT as u64 {
+            l.start(100 + i, i).unwrap();
+        }
+        let first = l.start(50, 99).unwrap();
+        l.stop(first).unwrap();
+        assert_eq!(l.next_work(), Some(50));
     }
 
     /// The ticks each listed timer has left, in list order.
