@@ -671,8 +671,10 @@ pub trait Scheme {
     fn stop(&mut self, handle: Handle) -> Result<u64, Error>;
 
     /// [`Scheme::stop`], spending on `work` what taking the timer off costs beyond the timer
-    /// itself (scheme 3's sift, up to log2 n swaps; nothing in the others), so that a caller
-    /// that counts a stop as one unit of its budget counts all of it. Runs to its end.
+    /// itself (scheme 3's sift, up to log2 n swaps; the bounds schemes 1 and 6 make exact
+    /// again, only while `work` has a unit left for each timer or slot they look at; nothing in
+    /// the others), so that a caller that counts a stop as one unit of its budget counts all of
+    /// it. Runs to its end.
     fn stop_within(&mut self, handle: Handle, work: &mut Work) -> Result<u64, Error>;
 
     /// `PER_TICK_BOOKKEEPING`: advances the clock one tick and queues what is due on it.

@@ -30,8 +30,8 @@
 //! `bound` is a lower bound of every pending deadline: lowered by every start and reschedule,
 //! made exact by every complete walk (the minimum of what the walk left pending, and of what
 //! was started or moved while it went), and loosened only by stops and moves of the earliest
-//! timer, unless at most 64 are pending: those look at them all to make it exact again. A tickless clock runs a
-//! walk on `bound` alone and jumps the ticks before it in O(1).
+//! timer, unless at most 64 are pending: those look at them all to make it exact again. A
+//! tickless clock runs a walk on `bound` alone and jumps the ticks before it in O(1).
 //!
 //! Timers due on the same tick are queued in list order.
 

@@ -42,10 +42,11 @@
 //! final as soon as it is at most the next busy slot's `k`: one busy slot for a wheel whose
 //! next timer is less than a turn away. That is next work, and the tickless clock jumps there,
 //! walking only the slot whose bound it reaches. A bound left low by a stop costs one wasted
-//! visit, after which it is exact again; a stop or move that empties its slot raises the bounds
-//! it set instead (`emptied`), so that cancelling the next timer costs no visit. On a busy wheel the nearest busy slot usually holds a
-//! timer due on the tick the clock reaches it, its bound that tick: then that is the answer,
-//! found from one occupancy word without the search.
+//! visit, after which it is exact again; a stop or move that empties its slot raises the
+//! bounds it set instead (`emptied`), so that cancelling the next timer costs no visit. On a
+//! busy wheel the nearest busy slot usually holds a timer due on the tick the clock reaches
+//! it, its bound that tick: then that is the answer, found from one occupancy word without the
+//! search.
 //!
 //! Timers more than a turn away make every slot's bound farther than every slot: the search would
 //! have to see every busy slot. So each group of 64 slots (one word of the occupancy bitmap) keeps
