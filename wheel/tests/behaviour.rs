@@ -504,20 +504,21 @@ fn a_sparse_clock_sleeps_until_the_deadline() {
     }
 }
 
-/// Cancelling the next timer, or pushing it back past the others, moves next work on to the timer
-/// that is next now, so that a tickless clock does not wake for one that is gone (scheme 1 while at
-/// most 64 timers are pending, as here). Scheme 7 keeps a bound per list of a level above 0 that
-/// only a migration raises, and leaves a timer pushed back where it is for its list's migration to
-/// file it unless it is alone there, nothing busy below (see its `retime`): the pairs here put the
-/// two timers on different lists from tick 7 (about to wrap, the clock differs from both deadlines
-/// in its highest digit, which files them on one list).
+/// Cancelling the next timer, or pushing it back past the others, moves next work on to the
+/// timer that is next now, so that a tickless clock does not wake for one that is gone (scheme 1
+/// while at most 64 timers are pending, as here). Scheme 7 keeps a bound per list of a level
+/// above 0 that only a migration raises (the pairs here put the two timers on different lists
+/// from tick 7; about to wrap, the clock differs from both deadlines in its highest digit, which
+/// files them on one list), and leaves a timer pushed back where it is, put off, for its list's
+/// migration to file it: the paper's reset stays a store or two, at the price of that
+/// migration's wakeup.
 #[test]
 fn cancelling_or_pushing_back_the_next_timer_moves_next_work_on() {
     for start in [7, u64::MAX - 100] {
         for (near, far) in [(500, 4000), (50, 3000), (70, 200), (1, 2)] {
             for push_back in [false, true] {
                 for (kind, mut s) in backends(16, start) {
-                    if kind == SchemeKind::Hierarchical && start != 7 {
+                    if kind == SchemeKind::Hierarchical && (push_back || start != 7) {
                         continue;
                     }
                     let name = kind.name();
