@@ -331,6 +331,7 @@ FIXTURE_VARIANT(clock)
 	__u32 scheme;
 	__u32 slots;
 	__u64 max_wakeups; /* for one callout IDLE_TICKS ahead; 0: one per period */
+	__u64 push_back_wakes; /* after pushing the next callout back (scheme 7: 1) */
 };
 
 FIXTURE_VARIANT_ADD(clock, scheme1_straightforward) { .scheme = 1, .max_wakeups = 2 };
@@ -346,7 +347,13 @@ FIXTURE_VARIANT_ADD(clock, scheme5_hashed_sorted) {
  * than a hold's search for the next tick looks at. */
 FIXTURE_VARIANT_ADD(clock, scheme5_256_slots) { .scheme = 5, .slots = 256, .max_wakeups = 2 };
 FIXTURE_VARIANT_ADD(clock, scheme6_hashed_unsorted) { .scheme = 6, .max_wakeups = 2 };
-FIXTURE_VARIANT_ADD(clock, scheme7_hierarchical) { .scheme = 7, .max_wakeups = 2 };
+/*
+ * Scheme 7 leaves a callout pushed back on its list, put off, for the list's migration to file
+ * it: the paper's reset stays a store or two, and the migration costs one wakeup.
+ */
+FIXTURE_VARIANT_ADD(clock, scheme7_hierarchical) {
+	.scheme = 7, .max_wakeups = 2, .push_back_wakes = 1,
+};
 
 FIXTURE_SETUP(clock)
 {
@@ -448,21 +455,22 @@ TEST_F_TIMEOUT(clock, one_far_callout_costs_few_wakeups_and_fires_on_time, 120)
 /*
  * The callout the hrtimer is armed for goes, and another is left IDLE_TICKS periods ahead:
  * cancelled (by handle, by key, in a batch) or pushed back past the other. The timer is armed
- * again for the next, and wakes no more before it: a wakeup for nothing is the commonest case
- * of a timeout, which is cancelled long before it is due. Each near callout is due 300 periods
- * after it is set; each step sleeps 500 ms after its cancel, past that tick.
+ * again for the next, and does not wake for the one gone: most timeouts are cancelled long
+ * before they are due. Each near callout is due 300 periods after it is set; each step sleeps
+ * 500 ms after its cancel, past that tick. push_back_wakes allows a scheme's documented
+ * wakeup for a callout pushed back.
  */
 #define NEAR_TICKS 300
 
-static void expect_no_wakeup_since(struct __test_metadata *_metadata, int fd, __u64 steps,
-				   const char *what)
+static void expect_wakeups(struct __test_metadata *_metadata, int fd, __u64 steps,
+			   __u64 allowed, const char *what)
 {
 	struct tw_stats st;
 
 	usleep(500 * 1000);
 	ASSERT_EQ(0, get_stats(fd, &st));
 	EXPECT_EQ(0, st.fired) TH_LOG("%s: %llu fired", what, st.fired);
-	EXPECT_EQ(0, st.wakeups)
+	EXPECT_GE(allowed, st.wakeups)
 		TH_LOG("%s: woke %llu times for nothing in %llu steps", what, st.wakeups, steps);
 }
 
@@ -473,7 +481,7 @@ TEST_F_TIMEOUT(clock, cancelling_the_next_callout_costs_no_wakeup, 60)
 	struct tw_reset rs;
 	struct tw_op op;
 	struct tw_batch b = { .ops = (__u64)(uintptr_t)&op, .count = 1 };
-	__u64 t0, h;
+	__u64 t0, h, pb = variant->push_back_wakes;
 
 	if (self->fd < 0)
 		return;
@@ -485,20 +493,20 @@ TEST_F_TIMEOUT(clock, cancelling_the_next_callout_costs_no_wakeup, 60)
 	if (unset_callout(self->fd, h))
 		SKIP(return, "the guest stalled %d ms between a set and its unset: it fired first",
 		     NEAR_TICKS);
-	expect_no_wakeup_since(_metadata, self->fd, 1, "unset");
+	expect_wakeups(_metadata, self->fd, 1, 0, "unset");
 
 	ASSERT_EQ(0, set_callout(self->fd, NEAR_TICKS, 3, &h));
 	rs = (struct tw_reset){ .handle = h, .ticks = IDLE_TICKS + 5000 };
 	if (ioctl(self->fd, TW_IOC_RESET, &rs))
 		SKIP(return, "the guest stalled %d ms between a set and its reset: it fired first",
 		     NEAR_TICKS);
-	expect_no_wakeup_since(_metadata, self->fd, 2, "reset to a later tick");
+	expect_wakeups(_metadata, self->fd, 2, pb, "reset to a later tick");
 
 	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_TIMEOUT, &to));
 	if (ioctl(self->fd, TW_IOC_UNTIMEOUT, &ut))
 		SKIP(return, "the guest stalled %d ms between a timeout and its untimeout: it "
 		     "fired first", NEAR_TICKS);
-	expect_no_wakeup_since(_metadata, self->fd, 3, "untimeout");
+	expect_wakeups(_metadata, self->fd, 3, pb, "untimeout");
 
 	ASSERT_EQ(0, set_callout(self->fd, NEAR_TICKS, 4, &h));
 	op = (struct tw_op){ .op = TW_OP_UNSET, .handle = h };
@@ -506,7 +514,7 @@ TEST_F_TIMEOUT(clock, cancelling_the_next_callout_costs_no_wakeup, 60)
 	if (op.result)
 		SKIP(return, "the guest stalled %d ms between a set and its unset: it fired first",
 		     NEAR_TICKS);
-	expect_no_wakeup_since(_metadata, self->fd, 4, "unset in a batch");
+	expect_wakeups(_metadata, self->fd, 4, pb, "unset in a batch");
 	/* The callout left was due IDLE_TICKS periods after t0 at the soonest. */
 	if (now_ns() - t0 >= IDLE_TICKS * MS)
 		SKIP(return, "the guest stalled: the callout left was due before the test ended");
