@@ -384,11 +384,12 @@ impl Instance {
 
     fn ioctl_unset(&self, mut r: UserSliceReader) -> Result {
         let h = Handle::from_raw(r.read()?);
-        // Read in the same hold: an unset of a callout not due on the armed tick costs no more.
+        // In the same hold: the callout's deadline, read only while the timer is armed, so that
+        // an unset of a callout not due on the armed tick (or on a manual clock) costs no more.
         let early = self.core.hold(|st, work| {
             work.spend(1);
-            st.unset(h, work)
-                .map(|deadline| st.armed_early(deadline, work))
+            let freed = st.armed.and_then(|_| st.deadline(h));
+            st.unset(h, work).map(|()| st.armed_early(freed, work))
         })?;
         if early {
             self.rearm();

@@ -282,14 +282,19 @@ impl State {
     }
 
     /// `unsetcallout`, spending on `work` what the scheme's stop visits beyond the callout
-    /// (scheme 3's sift): the caller pays the callout's own unit. Returns the tick the callout
-    /// was due on.
-    pub(crate) fn unset(&mut self, h: Handle, work: &mut Work) -> Result<Option<u64>> {
-        let callouts = self.callouts().map_err(|_| ENOENT)?;
-        let deadline = callouts.deadline(h);
-        callouts.unsetcallout_within(h, work).map_err(errno)?;
+    /// (scheme 3's sift): the caller pays the callout's own unit.
+    pub(crate) fn unset(&mut self, h: Handle, work: &mut Work) -> Result {
+        self.callouts()
+            .map_err(|_| ENOENT)?
+            .unsetcallout_within(h, work)
+            .map_err(errno)?;
         self.stats.stopped += 1;
-        Ok(deadline)
+        Ok(())
+    }
+
+    /// The tick the outstanding callout `h` is due on, if it is outstanding.
+    pub(crate) fn deadline(&self, h: Handle) -> Option<u64> {
+        self.configured.as_ref()?.callouts.deadline(h)
     }
 
     /// Cancels a callout just started for a caller that will not get its handle (a signal
@@ -386,7 +391,7 @@ impl State {
             TW_OP_SET => self
                 .set(op.a, 0, op.b, work)
                 .map(|h| op.handle = h.to_raw()),
-            TW_OP_UNSET => self.unset(Handle::from_raw(op.handle), work).map(|_| ()),
+            TW_OP_UNSET => self.unset(Handle::from_raw(op.handle), work),
             TW_OP_TIMEOUT => self
                 .timeout(op.a, op.b, op.c, 0, work)
                 .map(|h| op.handle = h.to_raw()),
@@ -729,7 +734,8 @@ mod tests {
         let w = &mut Work::unlimited();
         assert_eq!(st.timeout(1, 2, 3, 0, w), Err(EINVAL));
         let h = st.set(3, 0, 9, w).unwrap();
-        assert_eq!(st.unset(h, w), Ok(Some(3)));
+        assert_eq!(st.deadline(h), Some(3));
+        assert_eq!(st.unset(h, w), Ok(()));
         assert_eq!(st.snapshot().flags, u64::from(TW_CONFIG_HANDLES_ONLY));
     }
 
@@ -1006,13 +1012,15 @@ mod tests {
         let (first, rest) = handles.split_last().unwrap();
         assert_eq!(c.callouts.deadline(*first), Some(whole));
         let work = &mut Work::new(8);
-        let freed = st.unset(rest[0], work).unwrap();
+        let freed = st.deadline(rest[0]);
+        st.unset(rest[0], work).unwrap();
         let spent = work.done();
         assert!(!st.armed_early(freed, work));
         assert_eq!(work.done(), spent);
         // Cancelling the earliest leaves it armed early: a search, charged to the hold, finds
         // the next work later.
-        let freed = st.unset(*first, &mut Work::unlimited()).unwrap();
+        let freed = st.deadline(*first);
+        st.unset(*first, &mut Work::unlimited()).unwrap();
         assert_eq!(freed, Some(whole));
         let work = &mut Work::unlimited();
         assert!(st.armed_early(freed, work));
@@ -1020,8 +1028,8 @@ mod tests {
         st.armed = st.next_arm(&mut Work::unlimited());
         assert!(st.armed.is_some_and(|t| after(t, whole)));
         for h in &rest[1..] {
-            let freed = st.unset(*h, &mut Work::unlimited()).unwrap();
-            assert!(freed.is_some());
+            assert!(st.deadline(*h).is_some());
+            st.unset(*h, &mut Work::unlimited()).unwrap();
         }
         // The last one cancelled: armed for nothing at all.
         assert!(st.armed_early(None, &mut Work::new(8)));
