@@ -214,6 +214,18 @@ impl<S: Storage> Arena<S> {
         }
     }
 
+    /// The nearest deadline on `list`, `None` if it is empty: a walk of the whole list.
+    pub fn earliest(&self, list: &List) -> Option<u64> {
+        let mut at = list.head;
+        let mut best = None;
+        while at != NIL {
+            let deadline = self.entries[at as usize].deadline;
+            best = Some(best.map_or(deadline, |b| self.sooner(b, deadline)));
+            at = self.next(at);
+        }
+        best
+    }
+
     /// "No deadline": a tick as far off as a deadline can be, for seeding minima.
     pub fn never(&self) -> u64 {
         self.now.wrapping_add(MAX_INTERVAL)

@@ -130,14 +130,11 @@ impl<S: Storage> Straightforward<S> {
         if old != self.bound || self.arena.ticking() || pending > RAISE_LIMIT.min(work.left()) {
             return;
         }
-        let mut least = self.arena.never();
-        let mut at = self.list.head;
-        while at != NIL {
-            least = self.arena.sooner(least, self.arena.entry(at).deadline);
-            at = self.arena.next(at);
-        }
         work.spend(pending);
-        self.bound = least;
+        self.bound = self
+            .arena
+            .earliest(&self.list)
+            .unwrap_or(self.arena.never());
     }
 
     fn enter(&mut self, tick: u64, clock: Clock) {

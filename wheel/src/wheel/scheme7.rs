@@ -790,16 +790,9 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
 
     /// The earliest deadline on non-empty list `list`.
     fn earliest(&self, list: usize) -> u64 {
-        let mut at = self.list(list).head;
-        let mut best = self.arena.entry(at).deadline;
-        while at != NIL {
-            let deadline = self.arena.entry(at).deadline;
-            if self.arena.remaining(deadline) < self.arena.remaining(best) {
-                best = deadline;
-            }
-            at = self.arena.next(at);
-        }
-        best
+        self.arena
+            .earliest(self.list(list))
+            .unwrap_or(self.arena.never())
     }
 }
 
