@@ -46,9 +46,9 @@ fn untimeout_then_timeout(
     ticks: u64,
     work: &mut Work,
 ) -> Result<bool> {
-    if !c
-        .untimeout_within(BENCH_FUNC, BENCH_ARG, work)
+    if c.untimeout_within(BENCH_FUNC, BENCH_ARG, work)
         .map_err(errno)?
+        .is_none()
     {
         return Ok(false);
     }

@@ -384,13 +384,7 @@ impl Instance {
 
     fn ioctl_unset(&self, mut r: UserSliceReader) -> Result {
         let h = Handle::from_raw(r.read()?);
-        // In the same hold: the callout's deadline, read only while the timer is armed, so that
-        // an unset of a callout not due on the armed tick (or on a manual clock) costs no more.
-        let early = self.core.hold(|st, work| {
-            work.spend(1);
-            let freed = st.armed.and_then(|_| st.deadline(h));
-            st.unset(h, work).map(|()| st.armed_early(freed, work))
-        })?;
+        let early = self.core.hold(|st, work| st.unset_checking_arm(h, work))?;
         if early {
             self.rearm();
         }
@@ -403,10 +397,9 @@ impl Instance {
         let req: tw_untimeout = r.read()?;
         let _slow = self.core.slow()?;
         loop {
-            let done = self.core.hold(|st, work| {
-                st.untimeout(req.func, req.arg, work)
-                    .map(|done| done.then(|| st.armed_early(None, work)))
-            })?;
+            let done = self
+                .core
+                .hold(|st, work| st.untimeout_checking_arm(req.func, req.arg, work))?;
             if let Some(early) = done {
                 if early {
                     self.rearm();

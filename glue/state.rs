@@ -297,6 +297,17 @@ impl State {
         self.configured.as_ref()?.callouts.deadline(h)
     }
 
+    /// `unsetcallout` as a system call makes it, a unit of `work` for the call: `Ok(true)` if
+    /// the hrtimer is then armed early ([`State::armed_early`]). The callout's deadline is read
+    /// only while the timer is armed, so that an unset of a callout not due on the armed tick
+    /// (or on a manual clock) costs no more.
+    pub(crate) fn unset_checking_arm(&mut self, h: Handle, work: &mut Work) -> Result<bool> {
+        work.spend(1);
+        let freed = self.armed.and_then(|_| self.deadline(h));
+        self.unset(h, work)?;
+        Ok(self.armed_early(freed, work))
+    }
+
     /// Cancels a callout just started for a caller that will not get its handle (a signal
     /// during its placement, a handle that cannot be written back), and takes it out of the
     /// statistics; nothing if it is gone already (a placing callout may fire meanwhile).
@@ -328,9 +339,15 @@ impl State {
         Ok(h)
     }
 
-    /// `untimeout`, within `work`: `Ok(true)` once a callout is cancelled, `Ok(false)` if the
-    /// walk of its hash chain must go on in another hold (the same key resumes it).
-    pub(crate) fn untimeout(&mut self, func: u64, arg: u64, work: &mut Work) -> Result<bool> {
+    /// `untimeout`, within `work`: `Ok(Some(tick))` once a callout is cancelled, the tick it
+    /// was due on, `Ok(None)` if the walk of its hash chain must go on in another hold (the
+    /// same key resumes it).
+    pub(crate) fn untimeout(
+        &mut self,
+        func: u64,
+        arg: u64,
+        work: &mut Work,
+    ) -> Result<Option<u64>> {
         // No user's key has function 0: the bench's own callout is not theirs to cancel.
         if func == 0 {
             return Err(ENOENT);
@@ -340,10 +357,23 @@ impl State {
             .map_err(|_| ENOENT)?
             .untimeout_within(func, arg, work)
             .map_err(errno)?;
-        if done {
+        if done.is_some() {
             self.stats.stopped += 1;
         }
         Ok(done)
+    }
+
+    /// [`State::untimeout`], then, once a callout is cancelled, whether the hrtimer is armed
+    /// early ([`State::armed_early`]): `Ok(Some(early))`, or `Ok(None)` while the walk goes on.
+    /// Next work is looked for only if the callout cancelled was due on the armed tick.
+    pub(crate) fn untimeout_checking_arm(
+        &mut self,
+        func: u64,
+        arg: u64,
+        work: &mut Work,
+    ) -> Result<Option<bool>> {
+        let freed = self.untimeout(func, arg, work)?;
+        Ok(freed.map(|d| self.armed_early(Some(d), work)))
     }
 
     /// Drops an `untimeout` cut short between holds: nothing is cancelled.
@@ -396,7 +426,7 @@ impl State {
                 .timeout(op.a, op.b, op.c, 0, work)
                 .map(|h| op.handle = h.to_raw()),
             TW_OP_UNTIMEOUT => match self.untimeout(op.a, op.b, work) {
-                Ok(false) => return false,
+                Ok(None) => return false,
                 r => r.map(|_| ()),
             },
             TW_OP_RESET => self
@@ -987,10 +1017,14 @@ mod tests {
         .unwrap();
         let mut st = State::new();
         st.install(p.callouts().unwrap(), p, Ring::new(p.ring).unwrap());
+        // By handle and by key in turn; the last, due first, by key (0xf00, 59).
         let mut handles = KVec::new();
         for i in 0..60 {
-            let h = st.set(10_000 - i, 0, i, &mut Work::unlimited()).unwrap();
-            handles.push(h, GFP_KERNEL).unwrap();
+            let h = match i % 2 {
+                0 => st.set(10_000 - i, 0, i, &mut Work::unlimited()),
+                _ => st.timeout(0xf00, i, 10_000 - i, 0, &mut Work::unlimited()),
+            };
+            handles.push(h.unwrap(), GFP_KERNEL).unwrap();
         }
         // Searches cut short by small holds (scheme 5 takes each up where the last stopped),
         // each within its budget and no later than the whole answer.
@@ -1006,28 +1040,32 @@ mod tests {
         let earliest = handles.iter().filter_map(|h| c.callouts.deadline(*h)).min();
         assert_eq!(Some(whole), earliest);
         assert!(cut.iter().all(|&t| t <= whole));
-        // Armed for the earliest: cancelling another callout leaves it armed well, and costs
-        // no search.
+        // Armed for the earliest: cancelling another callout, by handle or by key, leaves it
+        // armed well, and costs no search: a unit for the call, and one for the key's chain.
         st.armed = Some(whole);
         let (first, rest) = handles.split_last().unwrap();
         assert_eq!(c.callouts.deadline(*first), Some(whole));
         let work = &mut Work::new(8);
-        let freed = st.deadline(rest[0]);
-        st.unset(rest[0], work).unwrap();
-        let spent = work.done();
-        assert!(!st.armed_early(freed, work));
-        assert_eq!(work.done(), spent);
-        // Cancelling the earliest leaves it armed early: a search, charged to the hold, finds
-        // the next work later.
-        let freed = st.deadline(*first);
-        st.unset(*first, &mut Work::unlimited()).unwrap();
-        assert_eq!(freed, Some(whole));
+        assert_eq!(st.unset_checking_arm(rest[0], work), Ok(false));
+        assert_eq!(work.done(), 1);
+        let work = &mut Work::new(8);
+        assert_eq!(st.untimeout_checking_arm(0xf00, 1, work), Ok(Some(false)));
+        assert_eq!(work.done(), 1);
+        assert_eq!(st.deadline(rest[1]), None);
+        // Cancelling the earliest, by key, leaves it armed early: a search, charged to the
+        // hold, finds the next work later.
         let work = &mut Work::unlimited();
-        assert!(st.armed_early(freed, work));
-        assert!(work.done() >= 1);
+        assert_eq!(st.untimeout_checking_arm(0xf00, 59, work), Ok(Some(true)));
+        assert!(work.done() > 1);
+        assert_eq!(st.deadline(*first), None);
         st.armed = st.next_arm(&mut Work::unlimited());
         assert!(st.armed.is_some_and(|t| after(t, whole)));
-        for h in &rest[1..] {
+        // And by handle: the earliest left, the 58th, due on the tick armed.
+        let work = &mut Work::unlimited();
+        assert_eq!(st.unset_checking_arm(rest[58], work), Ok(true));
+        assert!(work.done() > 1);
+        st.armed = st.next_arm(&mut Work::unlimited());
+        for h in &rest[2..58] {
             assert!(st.deadline(*h).is_some());
             st.unset(*h, &mut Work::unlimited()).unwrap();
         }

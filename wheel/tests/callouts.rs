@@ -222,13 +222,13 @@ impl Model {
         e
     }
 
-    fn untimeout(&mut self, func: u64, arg: u64) -> Result<(), Error> {
+    /// The tick the cancelled callout was due on.
+    fn untimeout(&mut self, func: u64, arg: u64) -> Result<u64, Error> {
         let raw = match self.by_key.get(&(func, arg)) {
             Some(chain) => *chain.values().next().expect("nonempty"),
             None => return Err(Error::NotFound),
         };
-        self.remove(raw);
-        Ok(())
+        Ok(self.start.wrapping_add(self.remove(raw).rel))
     }
 
     fn tick(&mut self) -> usize {
@@ -343,8 +343,8 @@ fn callout_model(kind: SchemeKind) {
                     let budget = rng.within(1, 5) as usize;
                     let got = loop {
                         match c.untimeout_within(f, a, &mut Work::new(budget)) {
-                            Ok(false) => continue,
-                            r => break r.map(|_| ()),
+                            Ok(None) => continue,
+                            r => break r.map(|d| d.expect("cancelled")),
                         }
                     };
                     desc = format!("untimeout({f:#x}, {a:#x}) = {got:?}");

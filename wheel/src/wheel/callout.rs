@@ -316,7 +316,8 @@ impl<S: Storage> Callouts<S> {
     }
 
     /// [`Callouts::untimeout`] within `work`, a unit for each callout of the chain it looks
-    /// at (at least one): `Ok(true)` once it has cancelled one; `Ok(false)` if the budget ran
+    /// at (at least one): `Ok(Some(tick))` once it has cancelled one, due on `tick` (so that a
+    /// tickless caller knows whether its clock was set for it); `Ok(None)` if the budget ran
     /// out first, to be called again with the same `(func, arg)`, when the walk goes on where
     /// it stopped, whatever was armed, cancelled or fired meanwhile (a callout armed since is
     /// not looked at, unless the one that would have been cancelled went: the walk then starts
@@ -330,7 +331,7 @@ impl<S: Storage> Callouts<S> {
         func: u64,
         arg: u64,
         work: &mut Work,
-    ) -> Result<bool, Error> {
+    ) -> Result<Option<u64>, Error> {
         if !self.has_legacy() {
             return Err(Error::NotFound);
         }
@@ -351,7 +352,7 @@ impl<S: Storage> Callouts<S> {
             while s.at != NIL {
                 if work.is_spent() && !first {
                     self.search = Some(s);
-                    return Ok(false);
+                    return Ok(None);
                 }
                 first = false;
                 work.spend(1);
@@ -377,9 +378,10 @@ impl<S: Storage> Callouts<S> {
         }
         // Cannot fail: every slot on a chain is outstanding.
         let handle = self.scheme.handle_at(s.best).ok_or(Error::Stale)?;
+        let deadline = self.scheme.deadline(handle).ok_or(Error::Stale)?;
         let id = self.scheme.stop_within(handle, work)?;
         self.forget(s.best, id);
-        Ok(true)
+        Ok(Some(deadline))
     }
 
     /// Drops the walk of an `untimeout` cut short, if there is one: nothing is cancelled.
@@ -685,10 +687,13 @@ mod tests {
         let late = c.timeout(5, 6, 9).unwrap();
         let first = c.timeout(5, 6, 4).unwrap();
         let second = c.timeout(5, 6, 4).unwrap();
-        c.untimeout(5, 6).unwrap();
+        // Each reports the tick of the one it cancelled, across the clock's wrap.
+        let unlimited = &mut Work::unlimited();
+        assert_eq!(c.untimeout_within(5, 6, unlimited), Ok(Some(2)));
         assert_eq!(c.unsetcallout(first), Err(Error::Stale));
-        c.untimeout(5, 6).unwrap();
+        assert_eq!(c.untimeout_within(5, 6, unlimited), Ok(Some(2)));
         assert_eq!(c.unsetcallout(second), Err(Error::Stale));
+        assert_eq!(c.deadline(late), Some(7));
         assert_eq!(c.unsetcallout(late), Ok(legacy(5, 6)));
         assert_eq!(c.untimeout(5, 6), Err(Error::NotFound));
     }
@@ -708,7 +713,7 @@ mod tests {
             let done = c.untimeout_within(func, arg, &mut work)?;
             calls += 1;
             assert!(work.done() <= budget, "{} units of {budget}", work.done());
-            if done {
+            if done.is_some() {
                 return Ok(calls);
             }
             between(c, calls);
@@ -758,7 +763,7 @@ mod tests {
         let now = c.scheme().now();
         c.timeout(5, 6, 50).unwrap();
         c.timeout(5, 6, 40).unwrap();
-        assert_eq!(c.untimeout_within(5, 6, &mut Work::new(1)), Ok(false));
+        assert_eq!(c.untimeout_within(5, 6, &mut Work::new(1)), Ok(None));
         c.abandon_untimeout();
         assert_eq!(
             c.untimeout_within(5, 8, &mut Work::new(1)),
@@ -802,7 +807,11 @@ mod tests {
         c.tick();
         assert_eq!(c.scheme().queued(), 1);
         let pending = c.timeout(5, 6, 1).unwrap();
-        c.untimeout(5, 6).unwrap();
+        // Due on tick 1, the clock's tick: the one cancelled.
+        assert_eq!(
+            c.untimeout_within(5, 6, &mut Work::unlimited()),
+            Ok(Some(1))
+        );
         assert_eq!(c.pop_expired(), None);
         assert_eq!(step(&mut c).len(), 1);
         assert_eq!(c.unsetcallout(pending), Err(Error::Stale));
