@@ -515,12 +515,9 @@ fn a_sparse_clock_sleeps_until_the_deadline() {
 #[test]
 fn cancelling_or_pushing_back_the_next_timer_moves_next_work_on() {
     for start in [7, u64::MAX - 100] {
-        for (near, far) in [(500, 4000), (50, 3000), (70, 200), (1, 2)] {
+        for (near, far) in [(500, 4000), (50, 3000), (70, 200), (70, 100), (1, 2)] {
             for push_back in [false, true] {
                 for (kind, mut s) in backends(16, start) {
-                    if kind == SchemeKind::Hierarchical && (push_back || start != 7) {
-                        continue;
-                    }
                     let name = kind.name();
                     let far = far.min(max_interval(kind) - 1);
                     s.start(far, 1).unwrap();
@@ -530,15 +527,22 @@ fn cancelling_or_pushing_back_the_next_timer_moves_next_work_on() {
                         false => assert_eq!(s.stop(h), Ok(2), "{name}"),
                         true => s.reschedule(h, far + 1, far + 1).unwrap(),
                     }
+                    let what = match push_back {
+                        true => "pushing back",
+                        false => "cancelling",
+                    };
+                    // Scheme 7 leaves its lists' bounds low, for the look within a budget.
+                    if kind != SchemeKind::Hierarchical {
+                        assert_eq!(
+                            s.next_work(),
+                            Some(start.wrapping_add(far)),
+                            "{name}: next work after {what} the timer {near} ticks ahead, {far} next",
+                        );
+                    }
                     assert_eq!(
-                        s.next_work(),
+                        s.next_work_within(&mut Work::unlimited()),
                         Some(start.wrapping_add(far)),
-                        "{name}: next work after {} the timer {near} ticks ahead, {far} next",
-                        if push_back {
-                            "pushing back"
-                        } else {
-                            "cancelling"
-                        }
+                        "{name}: next work within after {what} the timer {near} ticks ahead, {far} next",
                     );
                 }
             }

@@ -226,6 +226,22 @@ impl<S: Storage> Arena<S> {
         best
     }
 
+    /// [`Arena::earliest`] of a non-empty `list` within `work`, a unit an entry: `None` if the
+    /// budget runs out before the walk ends.
+    pub fn earliest_within(&self, list: &List, work: &mut Work) -> Option<u64> {
+        let mut at = list.head;
+        let mut best = self.never();
+        while at != NIL {
+            if work.is_spent() {
+                return None;
+            }
+            work.spend(1);
+            best = self.sooner(best, self.entries[at as usize].deadline);
+            at = self.next(at);
+        }
+        Some(best)
+    }
+
     /// "No deadline": a tick as far off as a deadline can be, for seeding minima.
     pub fn never(&self) -> u64 {
         self.now.wrapping_add(MAX_INTERVAL)

@@ -741,8 +741,10 @@ pub trait Scheme {
     /// [`Scheme::next_work`] within `work`: a search that would look at more than `work` has
     /// left (at least one unit) answers the tick of the first slot it did not look at, still a
     /// lower bound. A caller holding a lock charges the search to the hold's budget so. The
-    /// schemes that answer without a search (1 to 4, and 7, in O(1) or O(levels)) spend one
-    /// unit.
+    /// schemes that answer without a search (1 to 4, in O(1)) spend one unit. Scheme 7 answers
+    /// the earliest deadline itself given the budget (its `next_work` answers its lists'
+    /// bounds): a unit for each list it looks at, and one for each entry of a list whose first
+    /// entry is not on its bound (see [`scheme7::Hierarchical`]).
     fn next_work_within(&self, work: &mut Work) -> Option<u64> {
         work.spend(1);
         self.next_work()

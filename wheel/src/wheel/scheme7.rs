@@ -66,7 +66,7 @@
 //! | stop        | O(1)          | unlink; clear the bit if the slot empties                  |
 //! | reschedule  | O(1)          | a new deadline in place if it names the same slot or is later (the entry is *put off*: its list's cascade files it again), else unlink and file |
 //! | tick        | O(1) amort.   | a timer migrates at most once per level; the overflow list is rescanned every `2^30` ticks |
-//! | next work   | O(levels)     | the lowest busy level's first busy slot: its lower bound   |
+//! | next work   | O(levels)     | the lowest busy level's first busy slot: its lower bound; within a budget, exact (a walk of the lists whose first entry is not on their bound) |
 //! | next expiry | O(1) + a slot | trailing-zero counts find the earliest slot; exactness costs a walk of that slot (above level 0), or of the overflow list if every level is empty; `Unknown` while entries are put off |
 //!
 //! # Bounded ticks and the tickless clock
@@ -85,7 +85,10 @@
 //! so [`Scheme::next_work`] is the bound of the first busy list (which, by the placement rule,
 //! holds the earliest timers, but for a level-0 slot in level 0's next turn, when the first
 //! busy list above level 0 is looked at too): a lone timer a week away is one wakeup, its
-//! migrations done by the advance that wakeup makes.
+//! migrations done by the advance that wakeup makes. A bound is only lowered, so it stays low
+//! when the earliest timer on its list goes, and a timer put off stays on a list whose bound
+//! is its old deadline: [`Scheme::next_work_within`] looks at what the lists hold, within its
+//! budget, so that a caller arming a clock for the answer does not wake for either.
 //!
 //! The commonest such tick, with timers a few ticks apart, turns level 0 alone onto a busy
 //! slot whose entries are all due: [`Scheme::advance`] takes it whole, handing the slot to the
@@ -119,6 +122,9 @@ const LVL_SIZE: usize = 1 << LVL_BITS;
 
 /// Mask of a level's digit.
 const LVL_MASK: u64 = LVL_SIZE as u64 - 1;
+
+/// Words of the occupancy bitmap a wheel has at most: one a level, and the overflow list's.
+const MAX_WORDS: usize = 64 / LVL_BITS as usize + 1;
 
 /// The tag bit of an entry put off (see [`Hierarchical::retime`]), beside its list's index.
 const PUT_OFF: u32 = 1 << 20;
@@ -750,9 +756,17 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     /// `l`, bit `DEPTH` for the overflow list): the first busy slot after the pointer of the
     /// lowest busy level there, else the overflow list.
     fn first_busy(&self, levels: u64) -> Option<usize> {
+        self.first_busy_of(self.slots.busy_words() & levels, |level| {
+            self.occupied(level)
+        })
+    }
+
+    /// [`Self::first_busy`] over an occupancy given as `busy`, a bit for each busy word, and
+    /// `word`, the words.
+    #[inline(always)]
+    fn first_busy_of(&self, busy: u64, word: impl Fn(usize) -> u64) -> Option<usize> {
         // A level is a word of the occupancy bitmap, and the overflow list the first bit of
         // the word after the top's: the lowest busy word is the first busy level, if any.
-        let busy = self.slots.busy_words() & levels;
         if busy == 0 {
             return None;
         }
@@ -761,7 +775,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
             return Some(Self::OVERFLOW);
         }
         let from = (digit(&Pow2::<DEPTH>, self.arena.now(), level) as usize + 1) % LVL_SIZE;
-        Some(level * LVL_SIZE + next_occupied(self.occupied(level), from))
+        Some(level * LVL_SIZE + next_occupied(word(level), from))
     }
 
     /// A lower bound of the deadlines on busy list `list`, after a complete tick. Below the
@@ -783,9 +797,66 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     /// [`place`]). `None` if every list is empty.
     fn first_lists(&self) -> Option<(usize, Option<usize>)> {
         let first = self.first_busy(u64::MAX)?;
+        Some((first, self.above(first, |levels| self.first_busy(levels))))
+    }
+
+    /// The second list of [`Self::first_lists`], `first` the first, found by `first_busy`.
+    #[inline(always)]
+    fn above(&self, first: usize, first_busy: impl Fn(u64) -> Option<usize>) -> Option<usize> {
         let next_turn =
             DEPTH > 1 && first < LVL_SIZE && first as u64 <= self.arena.now() & LVL_MASK;
-        Some((first, next_turn.then(|| self.first_busy(!1)).flatten()))
+        next_turn.then(|| first_busy(!1)).flatten()
+    }
+
+    /// [`Scheme::next_work`] made exact where a list's bound is not (a timer put off on the
+    /// list, or the earliest on it stopped or moved), within `work`. The lists are looked at in
+    /// the order of their bounds, as [`Self::first_lists`] finds them among those not looked at
+    /// yet (that order holds for any part of the wheel, since every deadline stays at or after
+    /// its list's bound); each costs a unit when its first entry is on its bound, else a unit
+    /// and one for each of its entries. The look ends when the next bound is no sooner than the
+    /// earliest deadline found, which is the answer; cut short by `work`, the answer is the
+    /// bound it stopped at, still a lower bound.
+    fn exact_next_work(&self, work: &mut Work) -> Option<u64> {
+        let mut words = [0; MAX_WORDS];
+        for (level, w) in words.iter_mut().enumerate().take(DEPTH + 1) {
+            *w = self.occupied(level);
+        }
+        let mut best: Option<u64> = None;
+        loop {
+            let busy = |levels: u64| {
+                let busy = (0..=DEPTH).fold(0, |b, l| b | u64::from(words[l] != 0) << l);
+                self.first_busy_of(busy & levels, |level| words[level])
+            };
+            let Some(first) = busy(u64::MAX) else {
+                return best;
+            };
+            let list = match self.above(first, busy) {
+                Some(above)
+                    if self.arena.remaining(self.bound(above))
+                        < self.arena.remaining(self.bound(first)) =>
+                {
+                    above
+                }
+                _ => first,
+            };
+            let bound = self.bound(list);
+            if best.is_some_and(|b| self.arena.remaining(b) <= self.arena.remaining(bound)) {
+                return best;
+            }
+            if work.is_spent() {
+                return Some(bound);
+            }
+            work.spend(1);
+            let earliest = match self.arena.entry(self.list(list).head).deadline {
+                head if head == bound => head,
+                _ => match self.arena.earliest_within(self.list(list), work) {
+                    Some(earliest) => earliest,
+                    None => return Some(bound),
+                },
+            };
+            best = Some(best.map_or(earliest, |b| self.arena.sooner(b, earliest)));
+            words[list / LVL_SIZE] &= !(1 << (list % LVL_SIZE));
+        }
     }
 
     /// The earliest deadline on non-empty list `list`.
@@ -814,6 +885,14 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
         let (first, above) = self.first_lists()?;
         let bound = self.bound(first);
         Some(above.map_or(bound, |above| self.arena.sooner(bound, self.bound(above))))
+    }
+
+    fn next_work_within(&self, work: &mut Work) -> Option<u64> {
+        work.spend(1);
+        match self.arena.ticking() {
+            true => Some(self.arena.now()),
+            false => self.exact_next_work(work),
+        }
     }
 
     fn next_expiry(&self) -> NextExpiry {
