@@ -582,8 +582,9 @@ impl State {
     /// due on tick `freed` (`None`: not known) was cancelled: the last one outstanding, or the
     /// one the timer was armed for with the next work later. Next work is looked for only
     /// then, so that cancelling any other callout costs no more. A scheme whose next work
-    /// stays a lower bound after a cancel (scheme 1 with more than 64 callouts pending; scheme
-    /// 7 when the callout shared its list above level 0) still wakes once for it.
+    /// stays a lower bound after a cancel (scheme 1 with more than 64 callouts pending, scheme
+    /// 6 when the callout's slot stays busy, a search cut short by the hold's budget) still
+    /// wakes once for it.
     pub(crate) fn armed_early(&self, freed: Option<u64>, work: &mut Work) -> bool {
         let Some(armed) = self.armed else {
             return false;
