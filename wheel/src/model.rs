@@ -403,6 +403,7 @@ enum Call {
     Advance(u64, Clock, usize, Advanced, u64),
     Place(usize, bool),
     Pop(Option<Expired>),
+    Tighten(usize),
 }
 
 /// Counters for a summary line.
@@ -738,7 +739,35 @@ impl<'a, W: Scheme, C: Fn(&W)> Driver<'a, W, C> {
             Ok(_) => self.stats.stopped += 1,
             Err(_) => self.stats.stale += 1,
         }
+        if got.is_ok() && self.rng.within(0, 4) == 0 {
+            self.tighten();
+        }
         self.compare();
+    }
+
+    /// Raises the bound behind next work after a stop: never to an earlier answer, and the
+    /// invariants hold after it (next work staying a lower bound is `compare`'s to check).
+    fn tighten(&mut self) {
+        let mut work = self.budget();
+        let limit = work.left();
+        let before = self.w.next_work_within(&mut Work::unlimited());
+        self.w.tighten_within(&mut work);
+        self.record(Call::Tighten(work.done()));
+        let after = self.w.next_work_within(&mut Work::unlimited());
+        let now = self.w.now();
+        let later = match (before, after) {
+            (Some(b), Some(a)) => a.wrapping_sub(now) >= b.wrapping_sub(now),
+            (b, a) => b == a,
+        };
+        if !later || work.done() > limit.max(1) {
+            self.diverge(&format!(
+                "tighten spending {}: next work {before:?} before, {after:?} after",
+                work.done()
+            ));
+        }
+        if self.complete {
+            (self.check)(self.w);
+        }
     }
 
     fn live(&mut self) -> Option<Handle> {

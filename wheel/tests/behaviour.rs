@@ -506,16 +506,24 @@ fn a_sparse_clock_sleeps_until_the_deadline() {
 
 /// Cancelling the next timer, or pushing it back past the others, moves next work on to the
 /// timer that is next now, so that a tickless clock does not wake for one that is gone (scheme 1
-/// while at most 64 timers are pending, as here). Scheme 7 keeps a bound per list of a level
-/// above 0 that only a migration raises (the pairs here put the two timers on different lists
-/// from tick 7; about to wrap, the clock differs from both deadlines in its highest digit, which
-/// files them on one list), and leaves a timer pushed back where it is, put off, for its list's
-/// migration to file it: the paper's reset stays a store or two, at the price of that
-/// migration's wakeup.
+/// while at most 64 timers are pending, as here). Scheme 7 keeps a bound per list above level 0
+/// that only a migration raises, and leaves a timer pushed back where it is, put off, for its
+/// list's migration to file it (the paper's reset stays a store or two): its next work within a
+/// budget looks at what the lists hold. Scheme 6 keeps the bound of a slot left busy, here by a
+/// timer a few turns later on the same slot: `tighten_within`, which a caller makes after
+/// cancelling the timer its clock is armed for, raises it.
 #[test]
 fn cancelling_or_pushing_back_the_next_timer_moves_next_work_on() {
+    let turns = 3 * u64::from(HASHED_SLOTS);
     for start in [7, u64::MAX - 100] {
-        for (near, far) in [(500, 4000), (50, 3000), (70, 200), (70, 100), (1, 2)] {
+        for (near, far) in [
+            (500, 4000),
+            (50, 3000),
+            (70, 200),
+            (70, 100),
+            (70, 70 + turns),
+            (1, 2),
+        ] {
             for push_back in [false, true] {
                 for (kind, mut s) in backends(16, start) {
                     let name = kind.name();
@@ -531,7 +539,10 @@ fn cancelling_or_pushing_back_the_next_timer_moves_next_work_on() {
                         true => "pushing back",
                         false => "cancelling",
                     };
-                    // Scheme 7 leaves its lists' bounds low, for the look within a budget.
+                    let slot_busy = (far - near) % u64::from(HASHED_SLOTS) == 0;
+                    if slot_busy {
+                        s.tighten_within(&mut Work::unlimited());
+                    }
                     if kind != SchemeKind::Hierarchical {
                         assert_eq!(
                             s.next_work(),

@@ -436,6 +436,11 @@ impl<S: Storage> Callouts<S> {
         self.scheme.next_work_within(work)
     }
 
+    /// Raises the bound behind next work left low by a cancel: [`Scheme::tighten_within`].
+    pub fn tighten_within(&mut self, work: &mut Work) {
+        self.scheme.tighten_within(work);
+    }
+
     /// Whether an arm or reset is still looking for its place: [`Scheme::placing`].
     pub fn placing(&self) -> bool {
         self.scheme.placing()

@@ -750,6 +750,15 @@ pub trait Scheme {
         self.next_work()
     }
 
+    /// Raises, within `work`, the bound behind next work when a stop or move left it low, so
+    /// that [`Scheme::next_work`] answers the next timer rather than one gone: for a caller
+    /// that has cancelled or pushed back the timer its clock is armed for. Scheme 6, whose
+    /// slot keeps its bound when a stop leaves it busy, walks the slot next work names (a unit
+    /// an entry) and, should nothing there be due on its bound, makes it exact and searches
+    /// again; the other schemes need nothing (their next work is exact after a stop, or a
+    /// bound the search already looks past) and spend nothing.
+    fn tighten_within(&mut self, _work: &mut Work) {}
+
     /// [`Scheme::start`] due on a tick of the scheme's choosing in `[now + earliest, now +
     /// latest]` (`1 <= earliest <= latest < MAX_INTERVAL`, else [`Error::Interval`]): the
     /// cheapest place that fires inside the range, never outside it (scheme 7: the last slot
@@ -965,6 +974,9 @@ impl<S: Storage> Scheme for AnyScheme<S> {
     }
     fn next_work_within(&self, work: &mut Work) -> Option<u64> {
         dispatch!(self, s => s.next_work_within(work))
+    }
+    fn tighten_within(&mut self, work: &mut Work) {
+        dispatch!(self, s => s.tighten_within(work))
     }
     fn start_range(
         &mut self,

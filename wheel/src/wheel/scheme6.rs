@@ -43,7 +43,10 @@
 //! next timer is less than a turn away. That is next work, and the tickless clock jumps there,
 //! walking only the slot whose bound it reaches. A bound left low by a stop costs one wasted
 //! visit, after which it is exact again; a stop or move that empties its slot raises the
-//! bounds it set instead (`emptied`), so that cancelling the next timer costs no visit. On a
+//! bounds it set instead (`emptied`), so that cancelling the next timer costs no visit. A stop
+//! that leaves its slot busy keeps the stop O(1) and the bound low: a caller that cancelled the
+//! timer its clock is armed for asks [`Scheme::tighten_within`] to walk the slot next work
+//! names, and to make its bound exact when nothing there is due on it. On a
 //! busy wheel the nearest busy slot usually holds a timer due on the tick the clock reaches
 //! it, its bound that tick: then that is the answer, found from one occupancy word without the
 //! search.
@@ -597,6 +600,41 @@ impl<S: Storage> Scheme for HashedUnsorted<S> {
                 Some(self.arena.now())
             }
             false => self.least_bound(work),
+        }
+    }
+
+    /// While next work is the bound of a slot and nothing on the slot is due then (a stop or
+    /// move left the bound low), the bound is made the slot's earliest deadline, the kept
+    /// answer dropped if it was the old bound, and the group's bound made exact if it was;
+    /// then the search goes again. Each round raises a bound or ends; each walk is charged a
+    /// unit an entry, and one cut short by `work` changes nothing. Not while a tick is half
+    /// done: its walk keeps the bounds.
+    fn tighten_within(&mut self, work: &mut Work) {
+        if self.arena.ticking() {
+            return;
+        }
+        let mut first = true;
+        while first || !work.is_spent() {
+            first = false;
+            let Some(next) = self.least_bound(work) else {
+                return;
+            };
+            let slot = self.slot_of(next);
+            let list = *self.slots.list(slot);
+            if list.is_empty() || self.low[slot as usize] != next {
+                return;
+            }
+            match self.arena.earliest_within(&list, work) {
+                Some(earliest) if earliest != next => self.low[slot as usize] = earliest,
+                _ => return,
+            }
+            if self.hint.get() == Some(next) {
+                self.hint.set(None);
+            }
+            let g = Self::group_of(slot);
+            if self.glow[g] == next && !self.exact_group(g, self.slots.word(g), work) {
+                return;
+            }
         }
     }
 
