@@ -277,7 +277,9 @@ impl State {
             .map_err(|_| ENOENT)?
             .check_range(a, b)
             .map_err(errno)?;
+        let freed = self.armed.and_then(|_| self.deadline(h));
         self.unset(h, work)?;
+        self.freed(freed, work);
         self.set_at(a, b, cookie, work)
     }
 
@@ -386,10 +388,13 @@ impl State {
     /// `mod_timer`: the callout keeps its handle.
     pub(crate) fn reset(&mut self, h: Handle, ticks: u64, latest: u64, work: &mut Work) -> Result {
         let (a, b) = self.real_range(ticks, latest, work)?;
+        let freed = self.armed.and_then(|_| self.deadline(h));
         self.callouts()
             .map_err(|_| ENOENT)?
             .reset(h, a, b, work)
-            .map_err(errno)
+            .map_err(errno)?;
+        self.freed(freed, work);
+        Ok(())
     }
 
     /// `TW_IOC_QUERY`.
@@ -421,13 +426,17 @@ impl State {
             TW_OP_SET => self
                 .set(op.a, 0, op.b, work)
                 .map(|h| op.handle = h.to_raw()),
-            TW_OP_UNSET => self.unset(Handle::from_raw(op.handle), work),
+            TW_OP_UNSET => {
+                let h = Handle::from_raw(op.handle);
+                let freed = self.armed.and_then(|_| self.deadline(h));
+                self.unset(h, work).map(|()| self.freed(freed, work))
+            }
             TW_OP_TIMEOUT => self
                 .timeout(op.a, op.b, op.c, 0, work)
                 .map(|h| op.handle = h.to_raw()),
             TW_OP_UNTIMEOUT => match self.untimeout(op.a, op.b, work) {
                 Ok(None) => return false,
-                r => r.map(|_| ()),
+                r => r.map(|freed| self.freed(freed, work)),
             },
             TW_OP_RESET => self
                 .replace(Handle::from_raw(op.handle), op.a, op.b, work)
@@ -552,6 +561,25 @@ impl State {
         c.callouts.next_work_within(work)
     }
 
+    /// A callout due on `freed` (`None`: not known, or the hrtimer not armed) was cancelled or
+    /// moved: if the hrtimer is armed for that tick, the bound behind it is raised.
+    fn freed(&mut self, freed: Option<u64>, work: &mut Work) {
+        if freed.is_some() && freed == self.armed {
+            self.tighten(work);
+        }
+    }
+
+    /// Raises, within `work`, the bound behind the next tick with work where a cancel left it
+    /// low ([`Scheme::tighten_within`]: scheme 6's slot left busy), for a caller that cancelled
+    /// or pushed back the callout the hrtimer is armed for.
+    fn tighten(&mut self, work: &mut Work) {
+        if let Some(c) = &mut self.configured {
+            if c.params.clock == TW_CLOCK_REAL {
+                c.callouts.tighten_within(work);
+            }
+        }
+    }
+
     /// Whether the real clock's hrtimer is armed as it should be: not at all while there is no
     /// tick to wake for, else for the next one (not later, which would be late, nor earlier,
     /// which would wake for nothing).
@@ -585,7 +613,7 @@ impl State {
     /// stays a lower bound after a cancel (scheme 1 with more than 64 callouts pending, scheme
     /// 6 when the callout's slot stays busy, a search cut short by the hold's budget) still
     /// wakes once for it.
-    pub(crate) fn armed_early(&self, freed: Option<u64>, work: &mut Work) -> bool {
+    pub(crate) fn armed_early(&mut self, freed: Option<u64>, work: &mut Work) -> bool {
         let Some(armed) = self.armed else {
             return false;
         };
@@ -596,6 +624,7 @@ impl State {
         if outstanding && freed.is_some_and(|d| d != armed) {
             return false;
         }
+        self.tighten(work);
         match self.next_arm(work) {
             Some(t) => after(t, armed),
             None => true,
