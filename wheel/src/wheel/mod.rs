@@ -755,8 +755,9 @@ pub trait Scheme {
     /// that has cancelled or pushed back the timer its clock is armed for. Scheme 6, whose
     /// slot keeps its bound when a stop leaves it busy, walks the slot next work names (a unit
     /// an entry) and, should nothing there be due on its bound, makes it exact and searches
-    /// again; the other schemes need nothing (their next work is exact after a stop, or a
-    /// bound the search already looks past) and spend nothing.
+    /// again. The other schemes do nothing and spend nothing: their stops raise what they can
+    /// themselves (schemes 1 and 5, and 6 when the slot empties), or their next work within a
+    /// budget looks past a bound left low (scheme 7), or it is exact anyway.
     fn tighten_within(&mut self, _work: &mut Work) {}
 
     /// [`Scheme::start`] due on a tick of the scheme's choosing in `[now + earliest, now +
