@@ -284,6 +284,7 @@ impl Instance {
         // Cancel, waiting for a running callback: from here on nothing else arms the timer.
         drop(clock.take());
         let when = self.core.hold(|st, work| {
+            st.tighten(work);
             let next = st.next_arm(work);
             st.armed = next;
             let time = st.configured.as_ref().map(|c| c.time);

@@ -570,9 +570,9 @@ impl State {
     }
 
     /// Raises, within `work`, the bound behind the next tick with work where a cancel left it
-    /// low ([`Scheme::tighten_within`]: scheme 6's slot left busy), for a caller that cancelled
-    /// or pushed back the callout the hrtimer is armed for.
-    fn tighten(&mut self, work: &mut Work) {
+    /// low ([`Scheme::tighten_within`]: scheme 6's slot left busy): before the hrtimer is armed
+    /// again, and after a cancel or push-back of the callout it is armed for.
+    pub(crate) fn tighten(&mut self, work: &mut Work) {
         if let Some(c) = &mut self.configured {
             if c.params.clock == TW_CLOCK_REAL {
                 c.callouts.tighten_within(work);
@@ -592,9 +592,11 @@ impl State {
     }
 
     /// [`State::next_arm`] for the real clock's callback, which has run the clock to tick
-    /// `real`, recorded as armed: never a tick already reached (the timer is forwarded past now
-    /// anyway, and `armed` must name the tick it really fires on, for the overrun count).
+    /// `real`, recorded as armed, the bound behind it tightened first: never a tick already
+    /// reached (the timer is forwarded past now anyway, and `armed` must name the tick it
+    /// really fires on, for the overrun count).
     pub(crate) fn rearm(&mut self, real: u64, work: &mut Work) -> Option<u64> {
+        self.tighten(work);
         let next = self.next_arm(work).map(|t| {
             if after(t, real) {
                 t
@@ -611,8 +613,8 @@ impl State {
     /// one the timer was armed for with the next work later. Next work is looked for only
     /// then, so that cancelling any other callout costs no more. A scheme whose next work
     /// stays a lower bound after a cancel (scheme 1 with more than 64 callouts pending, scheme
-    /// 6 when the callout's slot stays busy, a search cut short by the hold's budget) still
-    /// wakes once for it.
+    /// 6 when the callout's slot stays busy with more callouts than the hold has units left, a
+    /// search cut short by the hold's budget) still wakes once for it.
     pub(crate) fn armed_early(&mut self, freed: Option<u64>, work: &mut Work) -> bool {
         let Some(armed) = self.armed else {
             return false;
