@@ -553,6 +553,40 @@ TEST_F_TIMEOUT(clock, cancelling_the_next_callout_costs_no_wakeup, 60)
 }
 
 /*
+ * A callout cancelled while another is next, its slot left busy by a companion, costs no wakeup
+ * once that other has fired: the callback arms the timer again for the next callout there is,
+ * not for the bound the cancelled one left (scheme 6 walks the slot first).
+ */
+TEST_F_TIMEOUT(clock, a_callout_cancelled_behind_the_next_costs_no_wakeup, 60)
+{
+	struct tw_op ops[3] = {
+		{ .op = TW_OP_SET, .a = 2 * NEAR_TICKS + SLOT_TURNS * 256, .b = 3 },
+		{ .op = TW_OP_SET, .a = 2 * NEAR_TICKS, .b = 2 },
+		{ .op = TW_OP_SET, .a = NEAR_TICKS, .b = 1 },
+	};
+	struct tw_batch b = { .ops = (__u64)(uintptr_t)ops, .count = 3 };
+	struct tw_stats st;
+	__u64 t0;
+
+	if (self->fd < 0)
+		return;
+	t0 = now_ns();
+	ASSERT_EQ(0, configure_real(self->fd, variant->scheme, variant->slots, 1 * MS));
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_BATCH, &b));
+	ASSERT_EQ(0, ops[0].result | ops[1].result | ops[2].result);
+	if (unset_callout(self->fd, ops[1].handle))
+		SKIP(return, "the guest stalled %d ms between a set and its unset: it fired first",
+		     2 * NEAR_TICKS);
+	/* Past both near ticks: the first fires, and nothing wakes for the second. */
+	usleep(3 * NEAR_TICKS * 1000);
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	if (now_ns() - t0 >= SLOT_TURNS * 256 * MS)
+		SKIP(return, "the guest stalled: the companion may have come due");
+	EXPECT_EQ(1, st.fired) TH_LOG("%llu fired", st.fired);
+	EXPECT_GE(1, st.wakeups) TH_LOG("woke %llu times to fire one callout", st.wakeups);
+}
+
+/*
  * A thousand callouts, one a period from IDLE_TICKS periods ahead on, cost no wakeup in the
  * second after they are set (one of slack, as above): the next work of every scheme is the
  * first deadline, or a bound no sooner than a second away. Scheme 6's default 256 slots are
