@@ -752,7 +752,8 @@ pub trait Scheme {
 
     /// Raises, within `work`, the bound behind next work when a stop or move left it low, so
     /// that [`Scheme::next_work`] answers the next timer rather than one gone: for a caller
-    /// that has cancelled or pushed back the timer its clock is armed for. Scheme 6, whose
+    /// about to arm its clock for next work, or that has cancelled or pushed back the timer its
+    /// clock is armed for. Scheme 6, whose
     /// slot keeps its bound when a stop leaves it busy, walks the slot next work names (a unit
     /// an entry) and, should nothing there be due on its bound, makes it exact and searches
     /// again. The other schemes do nothing and spend nothing: their stops raise what they can

@@ -44,9 +44,10 @@
 //! walking only the slot whose bound it reaches. A bound left low by a stop costs one wasted
 //! visit, after which it is exact again; a stop or move that empties its slot raises the
 //! bounds it set instead (`emptied`), so that cancelling the next timer costs no visit. A stop
-//! that leaves its slot busy keeps the stop O(1) and the bound low: a caller that cancelled the
-//! timer its clock is armed for asks [`Scheme::tighten_within`] to walk the slot next work
-//! names, and to make its bound exact when nothing there is due on it. On a
+//! that leaves its slot busy keeps the stop O(1) and the bound low: a caller about to arm a
+//! clock for next work (after cancelling the timer it was armed for, say) asks
+//! [`Scheme::tighten_within`] to walk the slot next work names, and to make its bound exact
+//! when nothing there is due on it. On a
 //! busy wheel the nearest busy slot usually holds a timer due on the tick the clock reaches
 //! it, its bound that tick: then that is the answer, found from one occupancy word without the
 //! search.
