@@ -1049,12 +1049,15 @@ mod tests {
         .unwrap();
         let mut st = State::new();
         st.install(p.callouts().unwrap(), p, Ring::new(p.ring).unwrap());
-        // By handle and by key in turn; the last, due first, by key (0xf00, 59).
+        // By handle and by key in turn; the last, due first, by key (0xf00, 59). Each is due
+        // 1,001 ticks (1 s) before the one set before it, on its own slot (1,001 is odd), so
+        // that their order stays whatever the real clock does meanwhile.
         let mut handles = KVec::new();
         for i in 0..60 {
+            let ticks = 100_000 - i * 1001;
             let h = match i % 2 {
-                0 => st.set(10_000 - i, 0, i, &mut Work::unlimited()),
-                _ => st.timeout(0xf00, i, 10_000 - i, 0, &mut Work::unlimited()),
+                0 => st.set(ticks, 0, i, &mut Work::unlimited()),
+                _ => st.timeout(0xf00, i, ticks, 0, &mut Work::unlimited()),
             };
             handles.push(h.unwrap(), GFP_KERNEL).unwrap();
         }
