@@ -32,6 +32,7 @@
 use crate::wheel::rng::Rng;
 use crate::wheel::{
     Advanced, Clock, Error, Expired, Handle, NextExpiry, Scheme, SchemeKind, Work, MAX_INTERVAL,
+    TIGHTEN_LIMIT,
 };
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::format;
@@ -613,7 +614,8 @@ impl<'a, W: Scheme, C: Fn(&W)> Driver<'a, W, C> {
         }
         // Within a small budget: still a lower bound, and no more spent than the budget allows
         // (one unit at least). Scheme 7, which looks at what its lists hold only within a
-        // budget, answers the earliest deadline itself given all it needs.
+        // budget, answers the earliest deadline itself given all it needs, while its lists are
+        // short enough to look at (here: while it holds no more timers than that).
         let limit = self.rng.within(0, 4) as usize;
         let mut work = Work::new(limit);
         let nb = w.next_work_within(&mut work);
@@ -625,7 +627,9 @@ impl<'a, W: Scheme, C: Fn(&W)> Driver<'a, W, C> {
             ));
         }
         let whole = w.next_work_within(&mut Work::unlimited());
-        let exact = w.kind() != SchemeKind::Hierarchical || whole == m.earliest();
+        let exact = w.kind() != SchemeKind::Hierarchical
+            || w.len() > TIGHTEN_LIMIT
+            || whole == m.earliest();
         if !lower_bound(whole) || !exact {
             self.diverge(&format!(
                 "next_work_within(unlimited) {whole:?}, model earliest {:?}",

@@ -226,15 +226,18 @@ impl<S: Storage> Arena<S> {
         best
     }
 
-    /// [`Arena::earliest`] of a non-empty `list` within `work`, a unit an entry: `None` if the
-    /// budget runs out before the walk ends.
-    pub fn earliest_within(&self, list: &List, work: &mut Work) -> Option<u64> {
+    /// [`Arena::earliest`] of a non-empty `list` of at most `limit` entries, within `work`, a
+    /// unit an entry: `None` if the list is longer, or the budget runs out before the walk
+    /// ends.
+    pub fn earliest_of_few(&self, list: &List, limit: usize, work: &mut Work) -> Option<u64> {
         let mut at = list.head;
         let mut best = self.never();
+        let mut seen = 0;
         while at != NIL {
-            if work.is_spent() {
+            if work.is_spent() || seen == limit {
                 return None;
             }
+            seen += 1;
             work.spend(1);
             best = self.sooner(best, self.entries[at as usize].deadline);
             at = self.next(at);

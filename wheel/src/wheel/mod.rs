@@ -408,6 +408,13 @@ pub use arena::MAX_CAPACITY;
 /// slots, 64, fit in it with room for a group's slots.
 pub const NEXT_WORK_SLOTS: usize = 128;
 
+/// The most entries a list may hold for scheme 7's [`Scheme::next_work_within`], or a slot for
+/// scheme 6's [`Scheme::tighten_within`], to walk it for its earliest deadline when its bound
+/// was left low. A busier one keeps its bound, and costs a wakeup that on a list that busy
+/// comes shortly before work anyway, rather than a walk on every cancel: cancelling timeouts
+/// in the order they are due (responses in order) would walk it each time.
+pub const TIGHTEN_LIMIT: usize = 8;
+
 /// Intervals must be below this: deadlines are compared modulo 2^64, which is unambiguous only
 /// for distances below 2^63.
 pub const MAX_INTERVAL: u64 = 1 << 63;
@@ -744,7 +751,8 @@ pub trait Scheme {
     /// schemes that answer without a search (1 to 4, in O(1)) spend one unit. Scheme 7 answers
     /// the earliest deadline itself given the budget (its `next_work` answers its lists'
     /// bounds): a unit for each list it looks at, and one for each entry of a list whose first
-    /// entry is not on its bound (see [`scheme7::Hierarchical`]).
+    /// entry is not on its bound, if the list holds at most [`TIGHTEN_LIMIT`] (see
+    /// [`scheme7::Hierarchical`]).
     fn next_work_within(&self, work: &mut Work) -> Option<u64> {
         work.spend(1);
         self.next_work()
@@ -753,10 +761,10 @@ pub trait Scheme {
     /// Raises, within `work`, the bound behind next work when a stop or move left it low, so
     /// that [`Scheme::next_work`] answers the next timer rather than one gone: for a caller
     /// about to arm its clock for next work, or that has cancelled or pushed back the timer its
-    /// clock is armed for. Scheme 6, whose
-    /// slot keeps its bound when a stop leaves it busy, walks the slot next work names (a unit
-    /// an entry) and, should nothing there be due on its bound, makes it exact and searches
-    /// again. The other schemes do nothing and spend nothing: their stops raise what they can
+    /// clock is armed for. Scheme 6, whose slot keeps its bound when a stop leaves it busy,
+    /// walks the slot next work names (a unit an entry), if it is the slot a stop or move last
+    /// left busy and holds at most [`TIGHTEN_LIMIT`] entries, and makes its bound exact should
+    /// nothing there be due on it. The other schemes do nothing and spend nothing: their stops raise what they can
     /// themselves (schemes 1 and 5, and 6 when the slot empties), or their next work within a
     /// budget looks past a bound left low (scheme 7), or it is exact anyway.
     fn tighten_within(&mut self, _work: &mut Work) {}

@@ -46,7 +46,8 @@
 //! bounds it set instead (`emptied`), so that cancelling the next timer costs no visit. A stop
 //! that leaves its slot busy keeps the stop O(1) and the bound low: a caller about to arm a
 //! clock for next work (after cancelling the timer it was armed for, say) asks
-//! [`Scheme::tighten_within`] to walk the slot next work names, and to make its bound exact
+//! [`Scheme::tighten_within`] to walk the slot next work names, if it is the slot a stop last
+//! left busy and holds at most [`super::TIGHTEN_LIMIT`] timers, and to make its bound exact
 //! when nothing there is due on it. On a
 //! busy wheel the nearest busy slot usually holds a timer due on the tick the clock reaches
 //! it, its bound that tick: then that is the answer, found from one occupancy word without the
@@ -123,6 +124,9 @@ pub struct HashedUnsorted<S: Storage> {
     /// follows a caller's [`Scheme::next_work`], or the next call, does not search again. A
     /// `Cell`, because the search answers `&self` queries; the clock moving forgets it.
     hint: Cell<Option<u64>>,
+    /// The slot the last stop or move out of a slot left busy, whose bound may so be low: the
+    /// one [`Scheme::tighten_within`] walks. [`NIL`] once walked.
+    loose: u32,
 }
 
 impl<S: Storage> HashedUnsorted<S> {
@@ -149,6 +153,7 @@ impl<S: Storage> HashedUnsorted<S> {
             walk_min: never,
             walked: NIL,
             hint: Cell::new(None),
+            loose: NIL,
         })
     }
 
@@ -253,6 +258,8 @@ impl<S: Storage> HashedUnsorted<S> {
         self.slots.unlink(&mut self.arena, slot, idx);
         if self.slots.list(slot).is_empty() {
             self.emptied(slot, deadline, work);
+        } else {
+            self.loose = slot;
         }
     }
 
@@ -604,38 +611,36 @@ impl<S: Storage> Scheme for HashedUnsorted<S> {
         }
     }
 
-    /// While next work is the bound of a slot and nothing on the slot is due then (a stop or
-    /// move left the bound low), the bound is made the slot's earliest deadline, the kept
-    /// answer dropped if it was the old bound, and the group's bound made exact if it was;
-    /// then the search goes again. Each round raises a bound or ends; each walk is charged a
-    /// unit an entry, and one cut short by `work` changes nothing. Not while a tick is half
-    /// done: its walk keeps the bounds.
+    /// When next work is the bound of the slot a stop or move last left busy (`loose`) and
+    /// nothing on the slot is due then, the bound is made the slot's earliest deadline, the
+    /// kept answer dropped if it was the old bound, and the group's bound made exact if it
+    /// was (within `work`). The walk is charged a unit an entry; one cut short by
+    /// `work`, or by a slot of more than [`super::TIGHTEN_LIMIT`] entries, changes nothing.
+    /// Not while a tick is half done: its walk keeps the bounds.
     fn tighten_within(&mut self, work: &mut Work) {
-        if self.arena.ticking() {
+        if self.arena.ticking() || self.loose == NIL {
             return;
         }
-        let mut first = true;
-        while first || !work.is_spent() {
-            first = false;
-            let Some(next) = self.least_bound(work) else {
-                return;
-            };
-            let slot = self.slot_of(next);
-            let list = *self.slots.list(slot);
-            if list.is_empty() || self.low[slot as usize] != next {
-                return;
-            }
-            match self.arena.earliest_within(&list, work) {
-                Some(earliest) if earliest != next => self.low[slot as usize] = earliest,
-                _ => return,
-            }
-            if self.hint.get() == Some(next) {
-                self.hint.set(None);
-            }
-            let g = Self::group_of(slot);
-            if self.glow[g] == next && !self.exact_group(g, self.slots.word(g), work) {
-                return;
-            }
+        let Some(next) = self.least_bound(work) else {
+            return;
+        };
+        let slot = self.slot_of(next);
+        let list = *self.slots.list(slot);
+        if slot != self.loose || list.is_empty() || self.low[slot as usize] != next {
+            return;
+        }
+        self.loose = NIL;
+        let limit = super::TIGHTEN_LIMIT;
+        match self.arena.earliest_of_few(&list, limit, work) {
+            Some(earliest) if earliest != next => self.low[slot as usize] = earliest,
+            _ => return,
+        }
+        if self.hint.get() == Some(next) {
+            self.hint.set(None);
+        }
+        let g = Self::group_of(slot);
+        if self.glow[g] == next {
+            self.exact_group(g, self.slots.word(g), work);
         }
     }
 

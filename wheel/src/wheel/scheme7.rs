@@ -814,8 +814,9 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     /// yet (that order holds for any part of the wheel, since every deadline stays at or after
     /// its list's bound); each costs a unit when its first entry is on its bound, else a unit
     /// and one for each of its entries. The look ends when the next bound is no sooner than the
-    /// earliest deadline found, which is the answer; cut short by `work`, the answer is the
-    /// bound it stopped at, still a lower bound.
+    /// earliest deadline found, which is the answer; cut short by `work`, or by a list of more
+    /// than [`super::TIGHTEN_LIMIT`] entries not on its bound, the answer is the bound it
+    /// stopped at, still a lower bound.
     fn exact_next_work(&self, work: &mut Work) -> Option<u64> {
         let mut words = [0; MAX_WORDS];
         for (level, w) in words.iter_mut().enumerate().take(DEPTH + 1) {
@@ -849,7 +850,10 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
             work.spend(1);
             let earliest = match self.arena.entry(self.list(list).head).deadline {
                 head if head == bound => head,
-                _ => match self.arena.earliest_within(self.list(list), work) {
+                _ => match self
+                    .arena
+                    .earliest_of_few(self.list(list), super::TIGHTEN_LIMIT, work)
+                {
                     Some(earliest) => earliest,
                     None => return Some(bound),
                 },
