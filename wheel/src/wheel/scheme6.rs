@@ -119,14 +119,15 @@ pub struct HashedUnsorted<S: Storage> {
     /// The clock's slot while the current tick walks it, else [`NIL`] (never a slot: there
     /// are at most 2^31): a start onto a slot lowers `walk_min` when it is this one.
     walked: u32,
+    /// The slot the last stop or move out of a slot left busy, whose bound may so be low: the
+    /// one [`Scheme::tighten_within`] walks. [`NIL`] once walked. (Beside `walked`, in what
+    /// would be padding: the scheme is `AnyScheme`'s largest.)
+    loose: u32,
     /// The answer of the last whole search for next work ([`Self::least_bound`]) since the
     /// clock last moved, lowered by every start and move since: so that the clock's step that
     /// follows a caller's [`Scheme::next_work`], or the next call, does not search again. A
     /// `Cell`, because the search answers `&self` queries; the clock moving forgets it.
     hint: Cell<Option<u64>>,
-    /// The slot the last stop or move out of a slot left busy, whose bound may so be low: the
-    /// one [`Scheme::tighten_within`] walks. [`NIL`] once walked.
-    loose: u32,
 }
 
 impl<S: Storage> HashedUnsorted<S> {
