@@ -214,21 +214,16 @@ impl<S: Storage> Arena<S> {
         }
     }
 
-    /// The nearest deadline on `list`, `None` if it is empty: a walk of the whole list.
-    pub fn earliest(&self, list: &List) -> Option<u64> {
-        let mut at = list.head;
-        let mut best = None;
-        while at != NIL {
-            let deadline = self.entries[at as usize].deadline;
-            best = Some(best.map_or(deadline, |b| self.sooner(b, deadline)));
-            at = self.next(at);
-        }
-        best
+    /// The nearest deadline on `list`, [`Arena::never`] if it is empty: a walk of the whole
+    /// list.
+    pub fn earliest(&self, list: &List) -> u64 {
+        // Cannot fail: no limit and no budget.
+        self.earliest_of_few(list, usize::MAX, &mut Work::unlimited())
+            .unwrap_or(self.never())
     }
 
-    /// [`Arena::earliest`] of a non-empty `list` of at most `limit` entries, within `work`, a
-    /// unit an entry: `None` if the list is longer, or the budget runs out before the walk
-    /// ends.
+    /// [`Arena::earliest`] of a `list` of at most `limit` entries, within `work`, a unit an
+    /// entry: `None` if the list is longer, or the budget runs out before the walk ends.
     pub fn earliest_of_few(&self, list: &List, limit: usize, work: &mut Work) -> Option<u64> {
         let mut at = list.head;
         let mut best = self.never();

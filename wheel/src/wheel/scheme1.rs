@@ -131,10 +131,7 @@ impl<S: Storage> Straightforward<S> {
             return;
         }
         work.spend(pending);
-        self.bound = self
-            .arena
-            .earliest(&self.list)
-            .unwrap_or(self.arena.never());
+        self.bound = self.arena.earliest(&self.list);
     }
 
     fn enter(&mut self, tick: u64, clock: Clock) {

@@ -865,9 +865,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
 
     /// The earliest deadline on non-empty list `list`.
     fn earliest(&self, list: usize) -> u64 {
-        self.arena
-            .earliest(self.list(list))
-            .unwrap_or(self.arena.never())
+        self.arena.earliest(self.list(list))
     }
 }
 
