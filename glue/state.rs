@@ -277,7 +277,7 @@ impl State {
             .map_err(|_| ENOENT)?
             .check_range(a, b)
             .map_err(errno)?;
-        let freed = self.armed.and_then(|_| self.deadline(h));
+        let freed = self.armed_deadline(h);
         self.unset(h, work)?;
         self.freed(freed, work);
         self.set_at(a, b, cookie, work)
@@ -299,13 +299,18 @@ impl State {
         self.configured.as_ref()?.callouts.deadline(h)
     }
 
+    /// The tick callout `h` is due on, read only while the hrtimer is armed (for
+    /// [`State::freed`] and [`State::armed_early`]), so that on a manual clock, or with nothing
+    /// armed, a cancel pays no lookup.
+    fn armed_deadline(&self, h: Handle) -> Option<u64> {
+        self.armed.and_then(|_| self.deadline(h))
+    }
+
     /// `unsetcallout` as a system call makes it, a unit of `work` for the call: `Ok(true)` if
-    /// the hrtimer is then armed early ([`State::armed_early`]). The callout's deadline is read
-    /// only while the timer is armed, so that an unset of a callout not due on the armed tick
-    /// (or on a manual clock) costs no more.
+    /// the hrtimer is then armed early ([`State::armed_early`]).
     pub(crate) fn unset_checking_arm(&mut self, h: Handle, work: &mut Work) -> Result<bool> {
         work.spend(1);
-        let freed = self.armed.and_then(|_| self.deadline(h));
+        let freed = self.armed_deadline(h);
         self.unset(h, work)?;
         Ok(self.armed_early(freed, work))
     }
@@ -388,7 +393,7 @@ impl State {
     /// `mod_timer`: the callout keeps its handle.
     pub(crate) fn reset(&mut self, h: Handle, ticks: u64, latest: u64, work: &mut Work) -> Result {
         let (a, b) = self.real_range(ticks, latest, work)?;
-        let freed = self.armed.and_then(|_| self.deadline(h));
+        let freed = self.armed_deadline(h);
         self.callouts()
             .map_err(|_| ENOENT)?
             .reset(h, a, b, work)
@@ -428,7 +433,7 @@ impl State {
                 .map(|h| op.handle = h.to_raw()),
             TW_OP_UNSET => {
                 let h = Handle::from_raw(op.handle);
-                let freed = self.armed.and_then(|_| self.deadline(h));
+                let freed = self.armed_deadline(h);
                 self.unset(h, work).map(|()| self.freed(freed, work))
             }
             TW_OP_TIMEOUT => self
