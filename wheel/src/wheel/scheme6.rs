@@ -279,7 +279,8 @@ impl<S: Storage> HashedUnsorted<S> {
         }
     }
 
-    /// [`Self::emptied`] once a bound is known to be the timer's.
+    /// [`Self::emptied`] once a bound is known to be the timer's (and [`Scheme::tighten_within`]
+    /// once a slot's bound is raised past `deadline`).
     #[inline(never)]
     fn raise(&mut self, g: usize, deadline: u64, hint: bool, work: &mut Work) {
         if self.arena.ticking() {
@@ -636,13 +637,9 @@ impl<S: Storage> Scheme for HashedUnsorted<S> {
             Some(earliest) if earliest != next => self.low[slot as usize] = earliest,
             _ => return,
         }
-        if self.hint.get() == Some(next) {
-            self.hint.set(None);
-        }
-        let g = Self::group_of(slot);
-        if self.glow[g] == next {
-            self.exact_group(g, self.slots.word(g), work);
-        }
+        // The bounds the old one set are raised as when a slot empties.
+        let hint = self.hint.get() == Some(next);
+        self.raise(Self::group_of(slot), next, hint, work);
     }
 
     fn next_expiry(&self) -> NextExpiry {
