@@ -11,11 +11,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -1043,6 +1045,300 @@ TEST_F_TIMEOUT(module, random_ioctls_then_basic_use, 600)
 		ASSERT_EQ(0, advance(fd, 3));
 		ASSERT_EQ(sizeof(rec), read(fd, &rec, sizeof(rec)));
 		EXPECT_EQ(77, rec.cookie);
+		EXPECT_EQ(3, rec.fired);
+	}
+	close(fd);
+}
+
+/* ---- Random valid calls from threads, a forked child and signals ----------------------------- */
+
+/*
+ * Calls with arguments drawn mostly valid, on instances configured at random, by three threads
+ * sharing the file, a forked child sharing it too, and signals interrupting them: every call
+ * either succeeds or fails with one of the documented errnos, no callout is ever processed
+ * before its deadline, and a fresh instance still fires afterwards. The kernel's checkers
+ * (KASAN, lockdep, kmemleak, the lockup detectors) watch the rest, through the guest's dmesg.
+ * Each thread makes a fixed number of calls, so that a slow machine only takes longer.
+ */
+enum { STRESS_SESSIONS = 6, STRESS_THREADS = 3, STRESS_CALLS = 1500, STRESS_CHILD_CALLS = 500 };
+
+struct stresser {
+	int fd, calls;
+	__u64 seed, handles[64];
+	atomic_int done;
+	/* The first call that broke the rules, for the test to report. */
+	int bad_errno, bad_call;
+	__u64 early; /* records processed before their deadline */
+	__u64 ok, failed;
+	struct tw_op ops[256];
+};
+
+/* A deadline in ticks: now and then 0 or beyond every limit, mostly near, sometimes far. */
+static __u64 stress_ticks(__u64 *s)
+{
+	switch (rnd(s) % 6) {
+	case 0:
+		return rnd(s) % 4;
+	case 1:
+		return rnd(s) >> (rnd(s) % 64);
+	case 2:
+		return 1 + rnd(s) % 1000000;
+	default:
+		return 1 + rnd(s) % 300;
+	}
+}
+
+/* The last tick of a range for `ticks`: mostly none, else near it, now and then anything. */
+static __u64 stress_latest(__u64 *s, __u64 ticks)
+{
+	switch (rnd(s) % 6) {
+	case 0:
+		return ticks + rnd(s) % 100;
+	case 1:
+		return rnd(s);
+	default:
+		return 0;
+	}
+}
+
+/* One call drawn at random; its number (for the report) and result, errno kept. */
+static int stress_call(struct stresser *w, int *call)
+{
+	__u64 *s = &w->seed, *h = &w->handles[rnd(s) % 64];
+	int fd = w->fd, ret, i;
+
+	*call = rnd(s) % 14;
+	switch (*call) {
+	case 0:
+	case 1: {
+		struct tw_set a = { .ticks = stress_ticks(s), .cookie = rnd(s) };
+
+		a.latest = stress_latest(s, a.ticks);
+		ret = ioctl(fd, TW_IOC_SETCALLOUT, &a);
+		if (!ret)
+			*h = a.handle;
+		return ret;
+	}
+	case 2: {
+		__u64 x = rnd(s) % 4 ? *h : rnd(s);
+
+		return ioctl(fd, TW_IOC_UNSETCALLOUT, &x);
+	}
+	case 3:
+	case 4: {
+		struct tw_reset a = { .handle = *h, .ticks = stress_ticks(s) };
+
+		a.latest = stress_latest(s, a.ticks);
+		return ioctl(fd, TW_IOC_RESET, &a);
+	}
+	case 5: {
+		struct tw_query q = { .handle = *h };
+
+		return ioctl(fd, TW_IOC_QUERY, &q);
+	}
+	case 6: {
+		struct tw_timeout a = { .func = rnd(s) % 5, .arg = rnd(s) % 3 };
+
+		a.ticks = stress_ticks(s);
+
+		a.latest = stress_latest(s, a.ticks);
+		ret = ioctl(fd, TW_IOC_TIMEOUT, &a);
+		if (!ret)
+			*h = a.handle;
+		return ret;
+	}
+	case 7: {
+		struct tw_untimeout a = { .func = rnd(s) % 5, .arg = rnd(s) % 3 };
+
+		return ioctl(fd, TW_IOC_UNTIMEOUT, &a);
+	}
+	case 8: {
+		__u64 n = rnd(s) % 8 ? rnd(s) % 2000 : rnd(s) % (TW_MAX_ADVANCE + 2);
+
+		return ioctl(fd, TW_IOC_ADVANCE, &n);
+	}
+	case 9: {
+		struct tw_batch b = { .ops = (uintptr_t)w->ops, .count = rnd(s) % 256 };
+
+		for (i = 0; i < (int)b.count; i++) {
+			struct tw_op *op = &w->ops[i];
+
+			op->op = 1 + rnd(s) % 7; /* 7: not an op */
+			op->a = op->op == TW_OP_TIMEOUT || op->op == TW_OP_UNTIMEOUT ? rnd(s) % 5 :
+										stress_ticks(s);
+			op->b = op->op == TW_OP_MOD ? stress_latest(s, op->a) : rnd(s) % 3;
+			op->c = stress_ticks(s);
+			op->handle = w->handles[rnd(s) % 64];
+		}
+		ret = ioctl(fd, TW_IOC_BATCH, &b);
+		for (i = 0; !ret && i < (int)b.count; i++)
+			if (!w->ops[i].result && w->ops[i].op != TW_OP_UNSET &&
+			    w->ops[i].op != TW_OP_UNTIMEOUT)
+				w->handles[rnd(s) % 64] = w->ops[i].handle;
+		return ret;
+	}
+	case 10: {
+		struct tw_fired rec[16];
+		ssize_t n = read(fd, rec, sizeof(rec));
+
+		for (i = 0; i < n / (ssize_t)sizeof(rec[0]); i++)
+			if (rec[i].fired < rec[i].deadline)
+				w->early++;
+		return n < 0 ? -1 : 0;
+	}
+	case 11: {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		return poll(&p, 1, rnd(s) % 5) < 0 ? -1 : 0;
+	}
+	case 12: {
+		/* Small, so that a session stays short on a slow machine. */
+		struct tw_bench b = { .kind = 1 + rnd(s) % 8, .n = rnd(s) % 200,
+				      .iterations = rnd(s) % 200, .spread = 1 + rnd(s) % 10000,
+				      .seed = rnd(s) };
+
+		b.min_ticks = rnd(s) % 2 ? TW_MIN_BASELINE_TICKS : rnd(s) % 1000;
+		return ioctl(fd, TW_IOC_BENCH, &b);
+	}
+	default: {
+		struct tw_stats st;
+
+		return ioctl(fd, TW_IOC_STATS, &st);
+	}
+	}
+}
+
+static void stress_calls(struct stresser *w, int calls)
+{
+	int i, call;
+
+	for (i = 0; i < calls; i++) {
+		if (!stress_call(w, &call)) {
+			w->ok++;
+			continue;
+		}
+		w->failed++;
+		switch (errno) {
+		case EAGAIN: /* read(2) with nothing ready */
+		case EINTR:
+		case EINVAL:
+		case ENOENT:
+		case ENOSPC:
+		case ERANGE:
+			break;
+		default:
+			if (!w->bad_errno) {
+				w->bad_errno = errno;
+				w->bad_call = call;
+			}
+		}
+	}
+}
+
+static void *stresser_run(void *arg)
+{
+	struct stresser *w = arg;
+
+	stress_calls(w, w->calls);
+	atomic_store(&w->done, 1);
+	return NULL;
+}
+
+static void stress_signal(int sig)
+{
+	(void)sig;
+}
+
+TEST_F_TIMEOUT(module, random_valid_calls_from_threads_a_child_and_signals, 600)
+{
+	struct sigaction sa = { .sa_handler = stress_signal }, old;
+	static struct stresser w[STRESS_THREADS];
+	__u64 seed = 0xca11, ok = 0, failed = 0;
+	int session, i, fd, status;
+
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, &old)); /* no SA_RESTART: calls see EINTR */
+	for (session = 0; session < STRESS_SESSIONS; session++) {
+		struct tw_config c = {
+			.scheme = 1 + rnd(&seed) % 7,
+			.clock = rnd(&seed) % 3 ? TW_CLOCK_REAL : TW_CLOCK_MANUAL,
+			.capacity = 1 + rnd(&seed) % 2000,
+			.slots = rnd(&seed) % 2 ? 1U << rnd(&seed) % 11 : 0, /* M: a power of two */
+			.tick_ns = TW_MIN_TICK_NS + rnd(&seed) % 2000000,
+			.start_tick = rnd(&seed) % 2 ? rnd(&seed) : 0,
+			.ring = 1 + rnd(&seed) % 64,
+			.budget = 1 + rnd(&seed) % 64,
+			.flags = rnd(&seed) % 4,
+		};
+		pthread_t t[STRESS_THREADS];
+		int running = STRESS_THREADS;
+		pid_t child;
+
+		fd = tw_open(_metadata);
+		if (fd < 0)
+			return;
+		ASSERT_EQ(0, fcntl(fd, F_SETFL, O_NONBLOCK));
+		ASSERT_EQ(0, ioctl(fd, TW_IOC_CONFIGURE, &c))
+			TH_LOG("scheme %u clock %u: %s", c.scheme, c.clock, strerror(errno));
+		for (i = 0; i < STRESS_THREADS; i++) {
+			memset(&w[i], 0, sizeof(w[i]));
+			w[i].fd = fd;
+			w[i].calls = STRESS_CALLS;
+			w[i].seed = rnd(&seed) | 1;
+			ASSERT_EQ(0, pthread_create(&t[i], NULL, stresser_run, &w[i]));
+		}
+		child = fork();
+		ASSERT_LE(0, child);
+		if (child == 0) {
+			struct stresser *k = &w[0]; /* the child's copy */
+
+			memset(k, 0, sizeof(*k));
+			k->fd = fd;
+			k->seed = rnd(&seed) | 1;
+			stress_calls(k, STRESS_CHILD_CALLS);
+			_exit(k->bad_errno || k->early ? 1 : 0);
+		}
+		/* Interrupt the threads now and then until they are done. */
+		while (running) {
+			usleep(1000 + rnd(&seed) % 5000);
+			running = 0;
+			for (i = 0; i < STRESS_THREADS; i++)
+				if (!atomic_load(&w[i].done)) {
+					pthread_kill(t[i], SIGUSR1);
+					running++;
+				}
+		}
+		ASSERT_EQ(child, waitpid(child, &status, 0));
+		EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			TH_LOG("session %d: the child broke a rule (status %#x)", session, status);
+		for (i = 0; i < STRESS_THREADS; i++) {
+			ASSERT_EQ(0, pthread_join(t[i], NULL));
+			EXPECT_EQ(0, w[i].bad_errno)
+				TH_LOG("session %d (scheme %u, clock %u): call %d failed with %s",
+				       session, c.scheme, c.clock, w[i].bad_call,
+				       strerror(w[i].bad_errno));
+			EXPECT_EQ(0, w[i].early)
+				TH_LOG("session %d: %llu records processed before their deadline",
+				       session, w[i].early);
+			ok += w[i].ok;
+			failed += w[i].failed;
+		}
+		close(fd);
+	}
+	ASSERT_EQ(0, sigaction(SIGUSR1, &old, NULL));
+	TH_LOG("%llu calls succeeded, %llu failed as documented", ok, failed);
+	EXPECT_LT(0, ok);
+
+	/* The module still works: a fresh instance fires a callout on time. */
+	fd = tw_open(_metadata);
+	{
+		struct tw_config c = { .scheme = 6, .clock = TW_CLOCK_MANUAL };
+		struct tw_fired rec;
+
+		ASSERT_EQ(0, ioctl(fd, TW_IOC_CONFIGURE, &c));
+		ASSERT_EQ(0, set_callout(fd, 3, 78, NULL));
+		ASSERT_EQ(0, advance(fd, 3));
+		ASSERT_EQ(sizeof(rec), read(fd, &rec, sizeof(rec)));
+		EXPECT_EQ(78, rec.cookie);
 		EXPECT_EQ(3, rec.fired);
 	}
 	close(fd);
