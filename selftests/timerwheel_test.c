@@ -17,8 +17,8 @@
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -970,6 +970,23 @@ TEST_F_TIMEOUT(instance, close_with_many_outstanding, 600)
 
 /* ---- Random ioctls --------------------------------------------------------------------------- */
 
+/* After a storm of calls, the module still works: a fresh instance fires a callout on time. */
+static void the_module_still_works(struct __test_metadata *_metadata, __u32 scheme)
+{
+	struct tw_config c = { .scheme = scheme, .clock = TW_CLOCK_MANUAL };
+	struct tw_fired rec;
+	int fd = tw_open(_metadata);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, TW_IOC_CONFIGURE, &c));
+	ASSERT_EQ(0, set_callout(fd, 3, 77, NULL));
+	ASSERT_EQ(0, advance(fd, 3));
+	ASSERT_EQ(sizeof(rec), read(fd, &rec, sizeof(rec)));
+	EXPECT_EQ(77, rec.cookie);
+	EXPECT_EQ(3, rec.fired);
+	close(fd);
+}
+
 /* The module-level tests that need more than the harness' default 30 s: TEST_F_TIMEOUT. */
 FIXTURE(module) {};
 FIXTURE_SETUP(module) {}
@@ -1034,20 +1051,7 @@ TEST_F_TIMEOUT(module, random_ioctls_then_basic_use, 600)
 	munmap(buf, 4096);
 	munmap(unmapped, 4096);
 
-	/* The module still works: a fresh instance fires a callout on time. */
-	fd = tw_open(_metadata);
-	{
-		struct tw_config c = { .scheme = 7, .clock = TW_CLOCK_MANUAL };
-		struct tw_fired rec;
-
-		ASSERT_EQ(0, ioctl(fd, TW_IOC_CONFIGURE, &c));
-		ASSERT_EQ(0, set_callout(fd, 3, 77, NULL));
-		ASSERT_EQ(0, advance(fd, 3));
-		ASSERT_EQ(sizeof(rec), read(fd, &rec, sizeof(rec)));
-		EXPECT_EQ(77, rec.cookie);
-		EXPECT_EQ(3, rec.fired);
-	}
-	close(fd);
+	the_module_still_works(_metadata, 7);
 }
 
 /* ---- Random valid calls from threads, a forked child and signals ----------------------------- */
@@ -1328,20 +1332,7 @@ TEST_F_TIMEOUT(module, random_valid_calls_from_threads_a_child_and_signals, 600)
 	TH_LOG("%llu calls succeeded, %llu failed as documented", ok, failed);
 	EXPECT_LT(0, ok);
 
-	/* The module still works: a fresh instance fires a callout on time. */
-	fd = tw_open(_metadata);
-	{
-		struct tw_config c = { .scheme = 6, .clock = TW_CLOCK_MANUAL };
-		struct tw_fired rec;
-
-		ASSERT_EQ(0, ioctl(fd, TW_IOC_CONFIGURE, &c));
-		ASSERT_EQ(0, set_callout(fd, 3, 78, NULL));
-		ASSERT_EQ(0, advance(fd, 3));
-		ASSERT_EQ(sizeof(rec), read(fd, &rec, sizeof(rec)));
-		EXPECT_EQ(78, rec.cookie);
-		EXPECT_EQ(3, rec.fired);
-	}
-	close(fd);
+	the_module_still_works(_metadata, 6);
 }
 
 TEST_HARNESS_MAIN
