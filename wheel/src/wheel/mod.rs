@@ -764,9 +764,9 @@ pub trait Scheme {
     /// clock is armed for. Scheme 6, whose slot keeps its bound when a stop leaves it busy,
     /// walks the slot next work names (a unit an entry), if it is the slot a stop or move last
     /// left busy and holds at most [`TIGHTEN_LIMIT`] entries, and makes its bound exact should
-    /// nothing there be due on it. The other schemes do nothing and spend nothing: their stops raise what they can
-    /// themselves (schemes 1 and 5, and 6 when the slot empties), or their next work within a
-    /// budget looks past a bound left low (scheme 7), or it is exact anyway.
+    /// nothing there be due on it. The other schemes do nothing and spend nothing: their stops
+    /// raise what they can themselves (schemes 1 and 5, and 6 when the slot empties), or their
+    /// next work within a budget looks past a bound left low (scheme 7), or it is exact anyway.
     fn tighten_within(&mut self, _work: &mut Work) {}
 
     /// [`Scheme::start`] due on a tick of the scheme's choosing in `[now + earliest, now +

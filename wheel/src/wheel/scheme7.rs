@@ -862,11 +862,6 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
             words[list / LVL_SIZE] &= !(1 << (list % LVL_SIZE));
         }
     }
-
-    /// The earliest deadline on non-empty list `list`.
-    fn earliest(&self, list: usize) -> u64 {
-        self.arena.earliest(self.list(list))
-    }
 }
 
 impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
@@ -905,7 +900,7 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
         // A level-0 slot holds one deadline; a higher one a range, hence the walk.
         let deadline = |list: usize| match list < LVL_SIZE {
             true => self.arena.entry(self.list(list).head).deadline,
-            false => self.earliest(list),
+            false => self.arena.earliest(self.list(list)),
         };
         let Some((first, above)) = self.first_lists() else {
             return NextExpiry::Idle;
