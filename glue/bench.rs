@@ -21,7 +21,7 @@ use crate::{
         between_holds,
         Instance, //
     },
-    state::KernelStorage,
+    params::KernelStorage,
     uapi::*,
     wheel::{
         callout::Callouts,

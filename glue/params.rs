@@ -1,16 +1,65 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! An instance's parameters: a `struct tw_config` checked and completed with the defaults.
+//! An instance's parameters: a `struct tw_config` checked and completed with the defaults, and
+//! the storage they are made in.
 
-use kernel::prelude::*;
+use kernel::{
+    alloc::{
+        flags::GFP_KERNEL_ACCOUNT,
+        KVVec, //
+    },
+    prelude::*,
+};
 
 use crate::{
+    instance::between_holds,
     uapi::*,
     wheel::{
         self,
         SchemeKind, //
     },
 };
+
+/// Elements a large buffer is filled with between two offers of the CPU, after each of which a
+/// pending signal ends the configuration (EINTR): 64 Ki, a few milliseconds in an emulated debug
+/// guest. The default geometry (64 Ki callouts, 4 Ki records) is made in one stretch, so that a
+/// first start on a fresh file, which configures it, does not fail for a signal. The largest
+/// the uapi accepts (some 450 MiB, seconds in such a guest) answers one once the allocation
+/// under way and a chunk are done: within a tenth of a second there.
+pub(crate) const FILL_CHUNK: usize = 1 << 16;
+
+/// Whether a fill that has made `done` elements of a buffer stops here: at a chunk boundary
+/// with more to come, a signal pending ([`between_holds`]).
+pub(crate) fn fill_interrupted(done: usize) -> bool {
+    done != 0 && done % FILL_CHUNK == 0 && between_holds()
+}
+
+/// [`wheel::Storage`] in kernel memory: `kvmalloc`, charged to the caller's memory cgroup
+/// (the allocations are sized by a user process). Called only while an instance is configured,
+/// in process context, holding no lock: it may sleep, offers the CPU between chunks of a large
+/// buffer, and gives up on a signal ([`wheel::Error::Interrupted`], EINTR).
+pub(crate) struct KernelStorage;
+
+impl wheel::Storage for KernelStorage {
+    type Buf<T> = KVVec<T>;
+
+    fn alloc<T>(
+        len: usize,
+        mut init: impl FnMut(usize) -> T,
+    ) -> core::result::Result<KVVec<T>, wheel::Error> {
+        let mut v =
+            KVVec::with_capacity(len, GFP_KERNEL_ACCOUNT).map_err(|_| wheel::Error::NoMemory)?;
+        for i in 0..len {
+            if fill_interrupted(i) {
+                return Err(wheel::Error::Interrupted);
+            }
+            // Within the capacity reserved above: this does not allocate.
+            v.push(init(i), GFP_KERNEL_ACCOUNT)
+                .map_err(|_| wheel::Error::NoMemory)?;
+        }
+        Ok(v)
+    }
+}
 
 /// A validated `struct tw_config`, defaults filled in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,6 +11,10 @@ use kernel::{
 };
 
 use crate::{
+    params::{
+        fill_interrupted,
+        FILL_CHUNK, //
+    },
     uapi::*,
     wheel::callout::{
         Fired,
@@ -43,10 +47,20 @@ impl Ring {
         }
     }
 
-    /// A ring of `capacity` records.
+    /// A ring of `capacity` records, made in process context holding no lock: filled in chunks
+    /// between which a pending signal gives up (EINTR), as
+    /// [`KernelStorage`](crate::params::KernelStorage) is.
     pub(crate) fn new(capacity: u32) -> Result<Self> {
-        let mut buf = KVVec::with_capacity(capacity as usize, GFP_KERNEL_ACCOUNT)?;
-        buf.resize(capacity as usize, tw_fired::default(), GFP_KERNEL_ACCOUNT)?;
+        let len = capacity as usize;
+        let mut buf = KVVec::with_capacity(len, GFP_KERNEL_ACCOUNT)?;
+        while buf.len() < len {
+            if fill_interrupted(buf.len()) {
+                return Err(EINTR);
+            }
+            let more = (len - buf.len()).min(FILL_CHUNK);
+            // Within the capacity reserved above: this does not allocate.
+            buf.resize(buf.len() + more, tw_fired::default(), GFP_KERNEL_ACCOUNT)?;
+        }
         Ok(Ring {
             buf,
             head: 0,

@@ -11,10 +11,6 @@ use core::{
     num::NonZeroU64, //
 };
 use kernel::{
-    alloc::{
-        flags::GFP_KERNEL_ACCOUNT,
-        KVVec, //
-    },
     prelude::*,
     time::{
         Delta,
@@ -24,7 +20,10 @@ use kernel::{
 };
 
 use crate::{
-    params::Params,
+    params::{
+        KernelStorage,
+        Params, //
+    },
     ring::{
         record,
         Ring, //
@@ -39,28 +38,6 @@ use crate::{
         Work, //
     },
 };
-
-/// [`wheel::Storage`] in kernel memory: `kvmalloc`, charged to the caller's memory cgroup
-/// (the allocations are sized by a user process).
-pub(crate) struct KernelStorage;
-
-impl wheel::Storage for KernelStorage {
-    type Buf<T> = KVVec<T>;
-
-    fn alloc<T>(
-        len: usize,
-        mut init: impl FnMut(usize) -> T,
-    ) -> core::result::Result<KVVec<T>, wheel::Error> {
-        let mut v =
-            KVVec::with_capacity(len, GFP_KERNEL_ACCOUNT).map_err(|_| wheel::Error::NoMemory)?;
-        for i in 0..len {
-            // Within the capacity reserved above: this does not allocate.
-            v.push(init(i), GFP_KERNEL_ACCOUNT)
-                .map_err(|_| wheel::Error::NoMemory)?;
-        }
-        Ok(v)
-    }
-}
 
 /// Where ticks sit in time: tick `start` at `origin`, one every `period_ns`.
 #[derive(Clone, Copy)]

@@ -77,6 +77,7 @@ pub(crate) fn errno(e: wheel::Error) -> Error {
         wheel::Error::Interval | wheel::Error::Config => EINVAL,
         wheel::Error::Range => ERANGE,
         wheel::Error::NoMemory => ENOMEM,
+        wheel::Error::Interrupted => EINTR,
         // The glue serialises placements (`Core::slow`), so this is not seen by users.
         wheel::Error::Busy => EBUSY,
     }
@@ -93,6 +94,8 @@ mod tests {
         assert_eq!(errno(wheel::Error::NotFound), ENOENT);
         assert_eq!(errno(wheel::Error::Interval), EINVAL);
         assert_eq!(errno(wheel::Error::Range), ERANGE);
+        assert_eq!(errno(wheel::Error::NoMemory), ENOMEM);
+        assert_eq!(errno(wheel::Error::Interrupted), EINTR);
     }
 
     #[test]

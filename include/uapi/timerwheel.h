@@ -114,6 +114,8 @@ struct tw_info {
  *                 TW_MAX_BUDGET, an unknown flag, reserved not 0
  *         EBUSY   the instance was already configured or used
  *         ENOMEM  the storage could not be allocated
+ *         EINTR   a signal arrived while the storage was being made (only when capacity, slots
+ *                 or ring is above 65536): nothing is configured, the call may be repeated
  */
 struct tw_config {
 	__u32 scheme; /* TW_SCHEME_*; 0: TW_DEFAULT_SCHEME */

@@ -446,6 +446,9 @@ pub enum Error {
     Config,
     /// Allocating the storage at creation failed.
     NoMemory,
+    /// Making the storage at creation was given up: a [`Storage`] whose caller asked it to stop
+    /// (the kernel's, on a signal, between two chunks of a large buffer). Nothing was made.
+    Interrupted,
     /// A placement that walks a sorted list (schemes 2 and 5) is in progress: finish it with
     /// [`Scheme::place`] first.
     Busy,
@@ -590,7 +593,8 @@ pub trait Storage {
     /// An owned, fixed-length buffer.
     type Buf<T>: DerefMut<Target = [T]>;
 
-    /// A buffer of `len` elements, element `i` being `init(i)`.
+    /// A buffer of `len` elements, element `i` being `init(i)`: [`Error::NoMemory`] if it
+    /// cannot be had, [`Error::Interrupted`] if the storage gives up making it.
     fn alloc<T>(len: usize, init: impl FnMut(usize) -> T) -> Result<Self::Buf<T>, Error>;
 }
 
