@@ -14,7 +14,8 @@
  *   poll       poll and epoll (level and edge) readiness (one variant per scheme)
  *   interrupt  a signal ends BATCH, BENCH and ADVANCE on a slow geometry promptly, undoes a
  *              RESET, and loses no callout of a batch of resets
- *   citizen    failed first calls leave an instance unconfigured; untimeout of thousands of
+ *   citizen    failed first calls leave an instance unconfigured, and so does a signal during
+ *              the CONFIGURE of the largest instance (EINTR); untimeout of thousands of
  *              duplicates in bounded holds; fdinfo; reset in place, ranges and queries (one
  *              variant per scheme)
  *
@@ -1622,6 +1623,77 @@ TEST_F_TIMEOUT(instance, untimeout_walks_duplicates_in_bounded_holds, 120)
 	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_UNTIMEOUT, &u));
 	EXPECT_EQ(-1, unset_callout(self->fd, second));
 	EXPECT_EQ(ENOENT, errno);
+}
+
+/* Sends `sig` to `target` again and again until `done`: a signal is pending at every moment. */
+struct flood {
+	pthread_t target;
+	int sig;
+	atomic_int done;
+	unsigned long sent;
+};
+
+static void *flooder(void *arg)
+{
+	struct flood *f = arg;
+
+	while (!atomic_load(&f->done)) {
+		pthread_kill(f->target, f->sig);
+		f->sent++;
+	}
+	return NULL;
+}
+
+/*
+ * CONFIGURE of the largest instance the uapi accepts (some 450 MiB: TW_MAX_CAPACITY callouts with
+ * the legacy tables, TW_MAX_SLOTS slots where the scheme has them, TW_MAX_RING records) takes
+ * seconds in an emulated debug guest. Under a stream of signals it ends with EINTR, whatever the
+ * machine's speed: a signal is pending whenever the module looks, between two chunks of the
+ * storage. Nothing is left behind: the instance is still unconfigured, a CONFIGURE without
+ * signals then works, and the guest's kmemleak scan finds nothing.
+ */
+TEST_F_TIMEOUT(instance, a_signal_ends_the_configuration_of_the_largest_instance, 300)
+{
+	bool wheel = variant->scheme >= 4 && variant->scheme <= 6;
+	struct tw_config c = {
+		.scheme = variant->scheme,
+		.clock = TW_CLOCK_MANUAL,
+		.capacity = variant->scheme == 1 ? TW_MAX_CAPACITY_SCHEME1 : TW_MAX_CAPACITY,
+		.slots = wheel ? TW_MAX_SLOTS : 0,
+		.ring = TW_MAX_RING,
+	};
+	struct flood f = { .target = pthread_self(), .sig = SIGUSR1 };
+	struct tw_stats st;
+	__u64 t0, t;
+	pthread_t t_flood;
+	int ret, err;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, catch_signal(SIGUSR1));
+	ASSERT_EQ(0, pthread_create(&t_flood, NULL, flooder, &f));
+	t0 = now_ns();
+	ret = ioctl(self->fd, TW_IOC_CONFIGURE, &c);
+	err = errno;
+	t = now_ns();
+	atomic_store(&f.done, 1);
+	pthread_join(t_flood, NULL);
+	TH_LOG("CONFIGURE under %lu signals: %s after %llu ms", f.sent,
+	       ret ? strerror(err) : "configured", (t - t0) / MS);
+	EXPECT_EQ(-1, ret);
+	EXPECT_EQ(EINTR, err);
+	EXPECT_GT(PROMPT_NS, t - t0);
+
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(0, st.scheme) TH_LOG("the interrupted CONFIGURE left the instance configured");
+	ASSERT_EQ(0, configure_manual(self->fd, variant->scheme, variant->slots, 16))
+		TH_LOG("CONFIGURE after the interrupted one: %s", strerror(errno));
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(variant->scheme, st.scheme);
+	ASSERT_EQ(0, set_callout(self->fd, 3, 7, NULL));
+	ASSERT_EQ(0, advance(self->fd, 3));
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(1, st.fired);
 }
 
 TEST_F(instance, fdinfo_shows_the_statistics)
