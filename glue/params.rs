@@ -3,6 +3,7 @@
 //! An instance's parameters: a `struct tw_config` checked and completed with the defaults, and
 //! the storage they are made in.
 
+use core::ops::Range;
 use kernel::{
     alloc::{
         flags::GFP_KERNEL_ACCOUNT,
@@ -28,10 +29,13 @@ use crate::{
 /// under way and a chunk are done: within a tenth of a second there.
 pub(crate) const FILL_CHUNK: usize = 1 << 16;
 
-/// Whether a fill that has made `done` elements of a buffer stops here: at a chunk boundary
-/// with more to come, a signal pending ([`between_holds`]).
-pub(crate) fn fill_interrupted(done: usize) -> bool {
-    done != 0 && done % FILL_CHUNK == 0 && between_holds()
+/// The chunks a buffer of `len` elements is filled in, in order, each with whether the fill
+/// ends there: past the first chunk, as each is reached (the previous one filled), the CPU is
+/// offered and a pending signal ends it ([`between_holds`]).
+pub(crate) fn fill_chunks(len: usize) -> impl Iterator<Item = (Range<usize>, bool)> {
+    (0..len)
+        .step_by(FILL_CHUNK)
+        .map(move |at| (at..len.min(at + FILL_CHUNK), at != 0 && between_holds()))
 }
 
 /// [`wheel::Storage`] in kernel memory: `kvmalloc`, charged to the caller's memory cgroup
@@ -49,13 +53,15 @@ impl wheel::Storage for KernelStorage {
     ) -> core::result::Result<KVVec<T>, wheel::Error> {
         let mut v =
             KVVec::with_capacity(len, GFP_KERNEL_ACCOUNT).map_err(|_| wheel::Error::NoMemory)?;
-        for i in 0..len {
-            if fill_interrupted(i) {
+        for (chunk, interrupted) in fill_chunks(len) {
+            if interrupted {
                 return Err(wheel::Error::Interrupted);
             }
-            // Within the capacity reserved above: this does not allocate.
-            v.push(init(i), GFP_KERNEL_ACCOUNT)
-                .map_err(|_| wheel::Error::NoMemory)?;
+            for i in chunk {
+                // Within the capacity reserved above: this does not allocate.
+                v.push(init(i), GFP_KERNEL_ACCOUNT)
+                    .map_err(|_| wheel::Error::NoMemory)?;
+            }
         }
         Ok(v)
     }
@@ -220,5 +226,22 @@ mod tests {
         .unwrap();
         assert!(p.periodic);
         assert_eq!(p.tick_ns, TW_MIN_TICK_NS);
+    }
+
+    #[test]
+    fn storage_is_filled_in_chunks_that_cover_it() {
+        // No signal reaches a KUnit case: no chunk ends the fill.
+        for len in [0, 1, FILL_CHUNK, FILL_CHUNK + 1, 2 * FILL_CHUNK + 5] {
+            let mut next = 0;
+            for (chunk, interrupted) in fill_chunks(len) {
+                assert!(!interrupted);
+                assert_eq!(chunk.start, next);
+                assert!(chunk.end > chunk.start && chunk.end - chunk.start <= FILL_CHUNK);
+                next = chunk.end;
+            }
+            assert_eq!(next, len);
+        }
+        assert_eq!(fill_chunks(2 * FILL_CHUNK + 5).count(), 3);
+        assert_eq!(fill_chunks(FILL_CHUNK).count(), 1);
     }
 }

@@ -11,10 +11,7 @@ use kernel::{
 };
 
 use crate::{
-    params::{
-        fill_interrupted,
-        FILL_CHUNK, //
-    },
+    params::fill_chunks,
     uapi::*,
     wheel::callout::{
         Fired,
@@ -53,13 +50,12 @@ impl Ring {
     pub(crate) fn new(capacity: u32) -> Result<Self> {
         let len = capacity as usize;
         let mut buf = KVVec::with_capacity(len, GFP_KERNEL_ACCOUNT)?;
-        while buf.len() < len {
-            if fill_interrupted(buf.len()) {
+        for (chunk, interrupted) in fill_chunks(len) {
+            if interrupted {
                 return Err(EINTR);
             }
-            let more = (len - buf.len()).min(FILL_CHUNK);
             // Within the capacity reserved above: this does not allocate.
-            buf.resize(buf.len() + more, tw_fired::default(), GFP_KERNEL_ACCOUNT)?;
+            buf.resize(chunk.end, tw_fired::default(), GFP_KERNEL_ACCOUNT)?;
         }
         Ok(Ring {
             buf,
