@@ -3,7 +3,6 @@
 //! An instance's parameters: a `struct tw_config` checked and completed with the defaults, and
 //! the storage they are made in.
 
-use core::ops::Range;
 use kernel::{
     alloc::{
         flags::GFP_KERNEL_ACCOUNT,
@@ -29,19 +28,12 @@ use crate::{
 /// under way and a chunk are done: within a tenth of a second there.
 pub(crate) const FILL_CHUNK: usize = 1 << 16;
 
-/// The chunks a buffer of `len` elements is filled in, in order, each with whether the fill
-/// ends there: past the first chunk, as each is reached (the previous one filled), the CPU is
-/// offered and a pending signal ends it ([`between_holds`]).
-pub(crate) fn fill_chunks(len: usize) -> impl Iterator<Item = (Range<usize>, bool)> {
-    (0..len)
-        .step_by(FILL_CHUNK)
-        .map(move |at| (at..len.min(at + FILL_CHUNK), at != 0 && between_holds()))
-}
-
 /// [`wheel::Storage`] in kernel memory: `kvmalloc`, charged to the caller's memory cgroup
-/// (the allocations are sized by a user process). Called only while an instance is configured,
-/// in process context, holding no lock: it may sleep, offers the CPU between chunks of a large
-/// buffer, and gives up on a signal ([`wheel::Error::Interrupted`], EINTR).
+/// (the allocations are sized by a user process), for the scheme, the callout layer and the
+/// ring. Called only while an instance is configured, in process context, holding no lock: it
+/// may sleep, fills a buffer [`FILL_CHUNK`] elements at a time, and between two chunks offers
+/// the CPU and gives up on a pending signal ([`between_holds`]; [`wheel::Error::Interrupted`],
+/// EINTR).
 pub(crate) struct KernelStorage;
 
 impl wheel::Storage for KernelStorage {
@@ -53,11 +45,11 @@ impl wheel::Storage for KernelStorage {
     ) -> core::result::Result<KVVec<T>, wheel::Error> {
         let mut v =
             KVVec::with_capacity(len, GFP_KERNEL_ACCOUNT).map_err(|_| wheel::Error::NoMemory)?;
-        for (chunk, interrupted) in fill_chunks(len) {
-            if interrupted {
+        for at in (0..len).step_by(FILL_CHUNK) {
+            if at != 0 && between_holds() {
                 return Err(wheel::Error::Interrupted);
             }
-            for i in chunk {
+            for i in at..len.min(at + FILL_CHUNK) {
                 // Within the capacity reserved above: this does not allocate.
                 v.push(init(i), GFP_KERNEL_ACCOUNT)
                     .map_err(|_| wheel::Error::NoMemory)?;
@@ -232,16 +224,9 @@ mod tests {
     fn storage_is_filled_in_chunks_that_cover_it() {
         // No signal reaches a KUnit case: no chunk ends the fill.
         for len in [0, 1, FILL_CHUNK, FILL_CHUNK + 1, 2 * FILL_CHUNK + 5] {
-            let mut next = 0;
-            for (chunk, interrupted) in fill_chunks(len) {
-                assert!(!interrupted);
-                assert_eq!(chunk.start, next);
-                assert!(chunk.end > chunk.start && chunk.end - chunk.start <= FILL_CHUNK);
-                next = chunk.end;
-            }
-            assert_eq!(next, len);
+            let v = <KernelStorage as wheel::Storage>::alloc(len, |i| i as u32).unwrap();
+            assert_eq!(v.len(), len);
+            assert!(v.iter().enumerate().all(|(i, &x)| x == i as u32));
         }
-        assert_eq!(fill_chunks(2 * FILL_CHUNK + 5).count(), 3);
-        assert_eq!(fill_chunks(FILL_CHUNK).count(), 1);
     }
 }

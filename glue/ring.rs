@@ -3,19 +3,19 @@
 //! The ring of expiry records that read(2) returns, and how a fired callout becomes one.
 
 use kernel::{
-    alloc::{
-        flags::GFP_KERNEL_ACCOUNT,
-        KVVec, //
-    },
-    prelude::*,
+    alloc::KVVec,
+    prelude::*, //
 };
 
 use crate::{
-    params::fill_chunks,
+    params::KernelStorage,
     uapi::*,
-    wheel::callout::{
-        Fired,
-        Origin, //
+    wheel::{
+        callout::{
+            Fired,
+            Origin, //
+        },
+        Storage, //
     },
 };
 
@@ -44,19 +44,11 @@ impl Ring {
         }
     }
 
-    /// A ring of `capacity` records, made in process context holding no lock: filled in chunks
-    /// between which a pending signal gives up (EINTR), as
-    /// [`KernelStorage`](crate::params::KernelStorage) is.
+    /// A ring of `capacity` records, made in process context holding no lock, as the rest of
+    /// an instance's storage ([`KernelStorage`]: a signal gives up, EINTR).
     pub(crate) fn new(capacity: u32) -> Result<Self> {
-        let len = capacity as usize;
-        let mut buf = KVVec::with_capacity(len, GFP_KERNEL_ACCOUNT)?;
-        for (chunk, interrupted) in fill_chunks(len) {
-            if interrupted {
-                return Err(EINTR);
-            }
-            // Within the capacity reserved above: this does not allocate.
-            buf.resize(chunk.end, tw_fired::default(), GFP_KERNEL_ACCOUNT)?;
-        }
+        let buf =
+            KernelStorage::alloc(capacity as usize, |_| tw_fired::default()).map_err(errno)?;
         Ok(Ring {
             buf,
             head: 0,
