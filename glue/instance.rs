@@ -211,14 +211,15 @@ pub(crate) fn cond_resched() {
     // has neither, and needs neither.
     #[cfg(any(not(CONFIG_PREEMPTION), CONFIG_PREEMPT_DYNAMIC))]
     // SAFETY: `__cond_resched` may be called wherever sleeping is allowed: every caller runs in
-    // process context, between two holds of a lock, holding none.
+    // process context holding no lock, between two holds of one or, making an instance's
+    // storage (`KernelStorage`), before taking any.
     unsafe {
         kernel::bindings::__cond_resched()
     };
 }
 
-/// Between two holds of a long call: offers the CPU ([`cond_resched`]), then tells whether a
-/// signal is pending (the call then ends, EINTR).
+/// Between two holds of a long call, or two chunks of an instance's storage: offers the CPU
+/// ([`cond_resched`]), then tells whether a signal is pending (the call then ends, EINTR).
 pub(crate) fn between_holds() -> bool {
     cond_resched();
     signalled()
