@@ -50,7 +50,8 @@
 //!   fire late, never early; `overruns`, `lateness` and `carried` in `struct tw_stats` say by
 //!   how much, while the other CPUs, the other files and this file's ioctls keep answering.
 //! - *Readers* wait interruptibly on the ring, any number at once; each takes records out under
-//!   the lock and copies them outside it, so each record is delivered exactly once. `poll`
+//!   the lock and copies them outside it, so each record is delivered exactly once; between
+//!   chunks a long read offers the CPU, and a signal ends it with what it delivered. `poll`
 //!   reports EPOLLIN while a record waits (where the kernel has poll for Rust misc devices).
 //! - *Teardown*: closing the file drops the instance; the clock handle goes first, and dropping
 //!   it cancels the hrtimer and waits for a running callback; then the last `Arc<Core>` frees

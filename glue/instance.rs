@@ -219,7 +219,8 @@ pub(crate) fn cond_resched() {
 }
 
 /// Between two holds of a long call, or two chunks of an instance's storage: offers the CPU
-/// ([`cond_resched`]), then tells whether a signal is pending (the call then ends, EINTR).
+/// ([`cond_resched`]), then tells whether a signal is pending (the call then ends: EINTR, or a
+/// read with the records it has delivered).
 pub(crate) fn between_holds() -> bool {
     cond_resched();
     signalled()
@@ -582,7 +583,8 @@ impl Instance {
         w.write(&s)
     }
 
-    /// `read(2)`: whole records, oldest first; blocks (interruptibly) until there is one.
+    /// `read(2)`: whole records, oldest first; blocks (interruptibly) until there is one, and ends
+    /// early, with what it has delivered, on a signal.
     fn read(&self, nonblock: bool, iov: &mut IovIterDest<'_>) -> Result<usize> {
         /// Records moved out of the ring per hold: the copy to user space happens outside it.
         const CHUNK: usize = 16;
@@ -615,8 +617,6 @@ impl Instance {
                 copied += 1;
             }
             total += copied;
-            // A read of a million records is a long call too.
-            cond_resched();
             if copied < n {
                 // The copy faulted: the records not delivered go back for another reader.
                 let mut st = self.core.state.lock();
@@ -627,6 +627,13 @@ impl Instance {
                 if lost < n - copied {
                     self.core.readable.notify_all();
                 }
+                break;
+            }
+            // A read of a million records is a long call too: it offers the CPU between chunks,
+            // and a signal ends it with the records already delivered, as `read(2)` of
+            // `/dev/zero` ends (never EINTR once a record is out: a stream of signals slows a
+            // reader down, never stops it).
+            if total < want && between_holds() {
                 break;
             }
         }

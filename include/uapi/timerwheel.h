@@ -319,8 +319,10 @@ struct tw_stats {
 /*
  * read(2) returns whole records, oldest first: blocks (interruptibly) until at least one is
  * there, or fails with EAGAIN under O_NONBLOCK. A signal caught by a handler ends the wait with
- * EINTR (a handler installed with SA_RESTART restarts the read instead). A buffer smaller than
- * one record: EINVAL.
+ * EINTR (a handler installed with SA_RESTART restarts the read instead). A read that has
+ * delivered records ends early on a signal and returns them, never EINTR (as read(2) of
+ * /dev/zero does): a long read answers signals, and a stream of them never stops a reader. A
+ * buffer smaller than one record: EINVAL.
  */
 #define TW_ORIGIN_CALLOUT 1 /* TW_IOC_SETCALLOUT: cookie */
 #define TW_ORIGIN_LEGACY 2 /* TW_IOC_TIMEOUT: func, arg */
