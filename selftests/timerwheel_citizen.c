@@ -10,7 +10,7 @@
  *              (one variant per scheme, and scheme 5 on 256 slots, every one busy with
  *              callouts more than a turn away)
  *   readers    several readers of one file, a reader blocked across close and signals,
- *              O_NONBLOCK beside a blocked reader
+ *              O_NONBLOCK beside a blocked reader, a long read ended early by signals
  *   poll       poll and epoll (level and edge) readiness (one variant per scheme)
  *   interrupt  a signal ends BATCH, BENCH and ADVANCE on a slow geometry promptly, undoes a
  *              RESET, and loses no callout of a batch of resets
@@ -71,6 +71,25 @@ static int catch_signal(int sig)
 	struct sigaction sa = { .sa_handler = on_signal };
 
 	return sigaction(sig, &sa, NULL);
+}
+
+/* Sends `sig` to `target` again and again until `done`: a signal is pending at every moment. */
+struct flood {
+	pthread_t target;
+	int sig;
+	atomic_int done;
+	unsigned long sent;
+};
+
+static void *flooder(void *arg)
+{
+	struct flood *f = arg;
+
+	while (!atomic_load(&f->done)) {
+		pthread_kill(f->target, f->sig);
+		f->sent++;
+	}
+	return NULL;
 }
 
 /* Reads a small text file (at most len - 1 bytes) into buf; 0, or -1 on failure. */
@@ -957,6 +976,79 @@ TEST_F_TIMEOUT(file, blocked_reader_and_a_signal_get_eintr, 120)
 	TH_LOG("the read ended %llu us after the signal", (b.t_end - t0) / 1000);
 }
 
+/*
+ * read(2) of a full ring of 64 Ki records is a long call. Under a stream of signals it returns
+ * early with the whole records it has delivered (never EINTR once one is out: the reader slows
+ * down, never stops), and loses none: the reads that follow get the rest, each record once and
+ * oldest first, and the ring ends empty without a drop. The old read took the whole ring in one
+ * call, whatever the signals.
+ */
+TEST_F_TIMEOUT(file, a_signal_ends_a_long_read_early_and_loses_no_record, 300)
+{
+	enum { N = 1 << 16, TICKS = 16 };
+	struct tw_fired *buf = calloc(N, sizeof(*buf));
+	unsigned char *seen = calloc(N, 1);
+	struct flood f = { .target = pthread_self(), .sig = SIGUSR1 };
+	__u64 total = 0, reads = 0, short_reads = 0, eintr = 0, last = 0, k;
+	struct tw_stats st;
+	pthread_t t_flood;
+	int fd = self->fd;
+
+	if (fd < 0)
+		return;
+	ASSERT_NE(NULL, buf);
+	ASSERT_NE(NULL, seen);
+	ASSERT_EQ(0, catch_signal(SIGUSR1));
+	ASSERT_EQ(0, configure_manual(fd, 0, 0, N));
+	for (k = 0; k < N; k++)
+		ASSERT_EQ(0, set_callout(fd, 1 + k % TICKS, k, NULL));
+	ASSERT_EQ(0, advance(fd, TICKS));
+	ASSERT_EQ(0, get_stats(fd, &st));
+	ASSERT_EQ(N, st.ring_used);
+
+	ASSERT_EQ(0, pthread_create(&t_flood, NULL, flooder, &f));
+	while (total < N && reads < 2 * N) {
+		ssize_t r = read(fd, buf, (N - total) * sizeof(*buf));
+		__u64 n, i;
+
+		reads++;
+		if (r < 0) {
+			if (errno != EINTR)
+				break;
+			eintr++;
+			continue;
+		}
+		if (r == 0 || r % sizeof(*buf))
+			break;
+		n = r / sizeof(*buf);
+		short_reads += n < N - total;
+		for (i = 0; i < n; i++) {
+			__u64 c = buf[i].cookie;
+
+			if (c >= N || seen[c] || buf[i].deadline < last)
+				break;
+			seen[c] = 1;
+			last = buf[i].deadline;
+		}
+		total += i;
+		if (i < n)
+			break;
+	}
+	atomic_store(&f.done, 1);
+	pthread_join(t_flood, NULL);
+	TH_LOG("%llu records in %llu reads under %lu signals: %llu short, %llu EINTR", total, reads,
+	       f.sent, short_reads, eintr);
+	EXPECT_EQ(N, total) TH_LOG("a read failed, or a record was lost, repeated or out of order");
+	EXPECT_EQ(0, eintr);
+	EXPECT_LT(0, short_reads) TH_LOG("no read answered the signals: each took the whole ring");
+	ASSERT_EQ(0, get_stats(fd, &st));
+	EXPECT_EQ(0, st.ring_used);
+	EXPECT_EQ(0, st.ring_drops);
+	EXPECT_EQ(N, st.fired);
+	free(buf);
+	free(seen);
+}
+
 TEST_F_TIMEOUT(file, nonblocking_read_beside_a_blocked_reader_gets_eagain, 120)
 {
 	struct blocked b = { 0 };
@@ -1623,25 +1715,6 @@ TEST_F_TIMEOUT(instance, untimeout_walks_duplicates_in_bounded_holds, 120)
 	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_UNTIMEOUT, &u));
 	EXPECT_EQ(-1, unset_callout(self->fd, second));
 	EXPECT_EQ(ENOENT, errno);
-}
-
-/* Sends `sig` to `target` again and again until `done`: a signal is pending at every moment. */
-struct flood {
-	pthread_t target;
-	int sig;
-	atomic_int done;
-	unsigned long sent;
-};
-
-static void *flooder(void *arg)
-{
-	struct flood *f = arg;
-
-	while (!atomic_load(&f->done)) {
-		pthread_kill(f->target, f->sig);
-		f->sent++;
-	}
-	return NULL;
 }
 
 /*
