@@ -12,6 +12,7 @@
 use kernel::{
     alloc::{
         flags::{
+            __GFP_NOWARN,
             GFP_KERNEL,
             GFP_KERNEL_ACCOUNT, //
         },
@@ -44,6 +45,7 @@ use crate::{
         between_holds,
         cond_resched, //
     },
+    params::fits,
     uapi::*,
     wheel::rng::Rng, //
 };
@@ -84,8 +86,12 @@ struct TimerArray {
 }
 
 impl TimerArray {
+    /// ENOMEM at once when `n` timers do not [`fits`] in the memory available.
     fn new(n: usize) -> Result<Self> {
-        let mut timers = KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?;
+        if !fits(n.saturating_mul(core::mem::size_of::<BenchTimer>())) {
+            return Err(ENOMEM);
+        }
+        let mut timers = KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT | __GFP_NOWARN)?;
         for _ in 0..n {
             timers.push(BenchTimer(Opaque::uninit()), GFP_KERNEL_ACCOUNT)?;
         }
@@ -213,8 +219,14 @@ fn bench_hr_delta(ticks: u64) -> Delta {
 /// Linux's hrtimer: `n` pending hrtimers, one more cancelled and restarted `iterations` times.
 pub(crate) fn bench_hrtimer(b: &tw_bench) -> Result<u64> {
     let n = b.n as usize;
+    // Each timer is an `Arc` of its own (the data and a count), its handle a pointer: refused
+    // at once beyond the memory available.
+    let each = core::mem::size_of::<BenchHrTimer>() + 3 * core::mem::size_of::<usize>();
+    if !fits(n.saturating_mul(each)) {
+        return Err(ENOMEM);
+    }
     let mut rng = Rng::new(b.seed);
-    let mut pending = Chunked(KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT)?);
+    let mut pending = Chunked(KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT | __GFP_NOWARN)?);
     for i in 0..n {
         if interrupted(i) {
             return Err(EINTR);

@@ -5,9 +5,13 @@
 
 use kernel::{
     alloc::{
-        flags::GFP_KERNEL_ACCOUNT,
+        flags::{
+            __GFP_NOWARN,
+            GFP_KERNEL_ACCOUNT, //
+        },
         KVVec, //
     },
+    page::PAGE_SIZE,
     prelude::*,
 };
 
@@ -28,12 +32,28 @@ use crate::{
 /// under way and a chunk are done: within a tenth of a second there.
 pub(crate) const FILL_CHUNK: usize = 1 << 16;
 
+/// Whether a buffer of `bytes` that a user process asked for may be made now: at most half the
+/// memory the machine has available (`si_mem_available()`: free memory above the watermarks,
+/// and what reclaim can give back). Beyond it an instance fails at once with ENOMEM, as a resize
+/// of the trace ring buffer fails beyond what is available, instead of taking the last of the
+/// memory and sending the OOM killer after other processes: however many instances are made,
+/// the machine keeps at least as much available as the last buffer took.
+pub(crate) fn fits(bytes: usize) -> bool {
+    // SAFETY: `si_mem_available` only reads the memory counters, and may be called from any
+    // context. The kernel crate has no abstraction for them.
+    let pages = unsafe { kernel::bindings::si_mem_available() };
+    let available = usize::try_from(pages)
+        .unwrap_or(0)
+        .saturating_mul(PAGE_SIZE);
+    bytes <= available / 2
+}
+
 /// [`wheel::Storage`] in kernel memory: `kvmalloc`, charged to the caller's memory cgroup
 /// (the allocations are sized by a user process), for the scheme, the callout layer and the
 /// ring. Called only while an instance is configured, in process context, holding no lock: it
-/// may sleep, fills a buffer [`FILL_CHUNK`] elements at a time, and between two chunks offers
-/// the CPU and gives up on a pending signal ([`between_holds`]; [`wheel::Error::Interrupted`],
-/// EINTR).
+/// may sleep, refuses a buffer that does not [`fits`] (ENOMEM), fills a buffer [`FILL_CHUNK`]
+/// elements at a time, and between two chunks offers the CPU and gives up on a pending signal
+/// ([`between_holds`]; [`wheel::Error::Interrupted`], EINTR).
 pub(crate) struct KernelStorage;
 
 impl wheel::Storage for KernelStorage {
@@ -43,8 +63,12 @@ impl wheel::Storage for KernelStorage {
         len: usize,
         mut init: impl FnMut(usize) -> T,
     ) -> core::result::Result<KVVec<T>, wheel::Error> {
-        let mut v =
-            KVVec::with_capacity(len, GFP_KERNEL_ACCOUNT).map_err(|_| wheel::Error::NoMemory)?;
+        if !fits(len.saturating_mul(core::mem::size_of::<T>())) {
+            return Err(wheel::Error::NoMemory);
+        }
+        // No allocation-failure report either: the size is a user's, and ENOMEM says it.
+        let mut v = KVVec::with_capacity(len, GFP_KERNEL_ACCOUNT | __GFP_NOWARN)
+            .map_err(|_| wheel::Error::NoMemory)?;
         for at in (0..len).step_by(FILL_CHUNK) {
             if at != 0 && between_holds() {
                 return Err(wheel::Error::Interrupted);

@@ -113,7 +113,8 @@ struct tw_info {
  *                 [TW_MIN_TICK_NS, TW_MAX_TICK_NS], ring above TW_MAX_RING, budget above
  *                 TW_MAX_BUDGET, an unknown flag, reserved not 0
  *         EBUSY   the instance was already configured or used
- *         ENOMEM  the storage could not be allocated
+ *         ENOMEM  the storage could not be allocated, or one of its buffers would take more
+ *                 than half the memory available (MemAvailable): nothing is configured
  *         EINTR   a signal arrived while the storage was being made (only when capacity, slots
  *                 or ring is above 65536): nothing is configured, the call may be repeated
  */
@@ -375,7 +376,8 @@ struct tw_fired {
  *                 the seed when only min_ticks + spread - 1 is (keep that within MaxInterval);
  *                 the bench stops at that draw, its timer cancelled
  *         ENOSPC  the instance is full (no room for the reset timer)
- *         ENOMEM  the n kernel timers could not be allocated
+ *         ENOMEM  the n kernel timers could not be allocated, or would take more than half
+ *                 the memory available
  *         EINTR   a signal arrived; nothing of a reset bench is left behind (its timer is
  *                 cancelled); the ticks a TW_BENCH_TICK ran stay run, and the expiries they
  *                 processed are in the ring
