@@ -10,7 +10,8 @@
  *              (one variant per scheme, and scheme 5 on 256 slots, every one busy with
  *              callouts more than a turn away)
  *   readers    several readers of one file, a reader blocked across close and signals,
- *              O_NONBLOCK beside a blocked reader, a long read ended early by signals
+ *              O_NONBLOCK beside a blocked reader, a long read ended early by signals;
+ *              instances beyond the machine's memory fail with ENOMEM, killing nothing
  *   poll       poll and epoll (level and edge) readiness (one variant per scheme)
  *   interrupt  a signal ends BATCH, BENCH and ADVANCE on a slow geometry promptly, undoes a
  *              RESET, and loses no callout of a batch of resets
@@ -1047,6 +1048,81 @@ TEST_F_TIMEOUT(file, a_signal_ends_a_long_read_early_and_loses_no_record, 300)
 	EXPECT_EQ(N, st.fired);
 	free(buf);
 	free(seen);
+}
+
+/* A counter of /proc/vmstat, or -1 if there is none by that name. */
+static long long vmstat(const char *name)
+{
+	FILE *f = fopen("/proc/vmstat", "r");
+	char key[64];
+	long long v, found = -1;
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", key, &v) == 2) {
+		if (!strcmp(key, name)) {
+			found = v;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * Instances of the largest geometry (scheme 7, TW_MAX_CAPACITY callouts with the legacy tables,
+ * TW_MAX_RING records), made on one file after another until the machine's memory cannot hold
+ * another: that CONFIGURE fails with ENOMEM, and the OOM killer never runs (oom_kill in
+ * /proc/vmstat stays as it was; before, it killed other processes, the guest's shell first).
+ * This process lives on to see it, and once the files are closed the largest instance can be
+ * made again. The number of instances depends on the machine's memory, not its speed.
+ */
+TEST_F_TIMEOUT(file, instances_beyond_the_memory_fail_with_enomem_and_kill_nothing, 900)
+{
+	enum { MAX_FILES = 64 };
+	struct tw_config c = { .scheme = 7, .clock = TW_CLOCK_MANUAL, .capacity = TW_MAX_CAPACITY,
+			       .ring = TW_MAX_RING };
+	long long ram = (long long)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE);
+	long long oom_before = vmstat("oom_kill"), oom_after;
+	int fds[MAX_FILES], n = 0, ret = 0, err = 0, i;
+	struct tw_stats st;
+	__u64 t0, t = 0;
+
+	if (self->fd < 0)
+		return;
+	if (oom_before < 0)
+		SKIP(return, "no oom_kill counter in /proc/vmstat");
+	/* The first instance tells the size of each. */
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_CONFIGURE, &c)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	ASSERT_LT(0, st.memory_bytes);
+	if (ram / (long long)st.memory_bytes + 1 >= MAX_FILES)
+		SKIP(return, "%lld MiB of memory hold more than %d instances of %llu MiB", ram >> 20,
+		     MAX_FILES, st.memory_bytes >> 20);
+	while (n < MAX_FILES) {
+		fds[n] = open("/dev/timerwheel", O_RDWR);
+		ASSERT_LE(0, fds[n]);
+		t0 = now_ns();
+		ret = ioctl(fds[n], TW_IOC_CONFIGURE, &c);
+		err = errno;
+		t = now_ns() - t0;
+		n++;
+		if (ret)
+			break;
+	}
+	oom_after = vmstat("oom_kill");
+	TH_LOG("%d instances of %llu MiB on %lld MiB of memory, then %s after %llu ms; OOM kills %lld",
+	       n, st.memory_bytes >> 20, ram >> 20, ret ? strerror(err) : "configured", t / MS,
+	       oom_after - oom_before);
+	EXPECT_EQ(-1, ret) TH_LOG("%d instances of the largest geometry all made", n);
+	EXPECT_EQ(ENOMEM, err);
+	EXPECT_EQ(oom_before, oom_after) TH_LOG("the OOM killer ran");
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	close(self->fd);
+	self->fd = tw_open(_metadata);
+	ASSERT_LE(0, self->fd);
+	EXPECT_EQ(0, ioctl(self->fd, TW_IOC_CONFIGURE, &c)) TH_LOG("%s", strerror(errno));
 }
 
 TEST_F_TIMEOUT(file, nonblocking_read_beside_a_blocked_reader_gets_eagain, 120)
