@@ -253,4 +253,20 @@ mod tests {
             assert!(v.iter().enumerate().all(|(i, &x)| x == i as u32));
         }
     }
+
+    #[test]
+    fn storage_beyond_half_the_memory_available_is_refused() {
+        assert!(fits(0));
+        assert!(fits(PAGE_SIZE));
+        // SAFETY: as in `fits`.
+        let available = unsafe { kernel::bindings::si_mem_available() } as usize * PAGE_SIZE;
+        assert!(!fits(available / 2 + available / 4));
+        assert!(!fits(usize::MAX));
+        // Refused before any allocation is tried: no OOM killer, no failure report.
+        let len = available / core::mem::size_of::<u64>();
+        assert!(matches!(
+            <KernelStorage as wheel::Storage>::alloc(len, |i| i as u64),
+            Err(wheel::Error::NoMemory)
+        ));
+    }
 }
