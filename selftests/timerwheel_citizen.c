@@ -12,6 +12,8 @@
  *   readers    several readers of one file, a reader blocked across close and signals,
  *              O_NONBLOCK beside a blocked reader, a long read ended early by signals;
  *              instances beyond the machine's memory fail with ENOMEM, killing nothing
+ *   hotplug    the real clock fires every callout once, never early, while a CPU goes offline
+ *              and online again and again (one variant per scheme)
  *   poll       poll and epoll (level and edge) readiness (one variant per scheme)
  *   interrupt  a signal ends BATCH, BENCH and ADVANCE on a slow geometry promptly, undoes a
  *              RESET, and loses no callout of a batch of resets
@@ -1153,6 +1155,143 @@ TEST_F_TIMEOUT(file, nonblocking_read_beside_a_blocked_reader_gets_eagain, 120)
 	ASSERT_TRUE(wait_done(&b, PROMPT_NS));
 	pthread_join(t, NULL);
 	EXPECT_EQ(sizeof(rec), b.ret);
+}
+
+/* ---- CPU hotplug ----------------------------------------------------------------------------- */
+
+/*
+ * The real clock while a CPU goes offline and online again and again: the instance's hrtimer
+ * migrates with the CPU that had it, and every callout still fires once, on its tick or later,
+ * never early. Skipped where no CPU can go offline (one CPU, or a kernel without hotplug).
+ */
+#define CPU1_ONLINE "/sys/devices/system/cpu/cpu1/online"
+
+/* Writes "0" or "1" to CPU1_ONLINE; 0, or -1 on failure. */
+static int cpu1_online(int on)
+{
+	int fd = open(CPU1_ONLINE, O_WRONLY);
+	int ret;
+
+	if (fd < 0)
+		return -1;
+	ret = write(fd, on ? "1" : "0", 1) == 1 ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
+struct toggler {
+	atomic_int done;
+	int toggles, failures;
+};
+
+/* Takes CPU 1 offline and online again every 20 ms until `done`, and leaves it online. */
+static void *toggle_cpu1(void *arg)
+{
+	struct toggler *t = arg;
+
+	while (!atomic_load(&t->done)) {
+		if (cpu1_online(t->toggles & 1))
+			t->failures++;
+		t->toggles++;
+		usleep(20000);
+	}
+	if (cpu1_online(1))
+		t->failures++;
+	return NULL;
+}
+
+FIXTURE(hotplug)
+{
+	int fd;
+	struct toggler tg;
+	pthread_t t;
+	bool toggling;
+};
+
+FIXTURE_VARIANT(hotplug)
+{
+	__u32 scheme;
+	__u32 slots;
+};
+
+TW_VARIANT_PER_SCHEME(hotplug);
+
+FIXTURE_SETUP(hotplug)
+{
+	memset(&self->tg, 0, sizeof(self->tg));
+	self->toggling = false;
+	self->fd = tw_open(_metadata);
+}
+
+/* Also after a failed assertion: the toggling stops, and CPU 1 is left online. */
+FIXTURE_TEARDOWN(hotplug)
+{
+	if (self->toggling) {
+		atomic_store(&self->tg.done, 1);
+		pthread_join(self->t, NULL);
+	}
+	if (self->fd >= 0) {
+		cpu1_online(1);
+		close(self->fd);
+	}
+}
+
+TEST_F_TIMEOUT(hotplug, callouts_fire_once_never_early_while_a_cpu_comes_and_goes, 300)
+{
+	enum { N = 2000, SPAN = 1500 };
+	static struct tw_fired rec[N];
+	static unsigned char seen[N];
+	struct toggler *tg = &self->tg;
+	struct tw_config c = { .scheme = variant->scheme, .clock = TW_CLOCK_REAL,
+			       .slots = variant->slots, .tick_ns = 1000000, .capacity = N };
+	struct tw_stats st;
+	int i, got = 0;
+	__u64 t0;
+
+	if (self->fd < 0)
+		return;
+	if (access(CPU1_ONLINE, W_OK) || cpu1_online(0))
+		SKIP(return, "CPU 1 cannot go offline here");
+	ASSERT_EQ(0, cpu1_online(1));
+	memset(seen, 0, sizeof(seen));
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_CONFIGURE, &c)) TH_LOG("%s", strerror(errno));
+	for (i = 0; i < N; i++)
+		ASSERT_EQ(0, set_callout(self->fd, 1 + i * 7 % SPAN, i, NULL));
+	ASSERT_EQ(0, pthread_create(&self->t, NULL, toggle_cpu1, tg));
+	self->toggling = true;
+	while (got < N) {
+		struct pollfd p = { .fd = self->fd, .events = POLLIN };
+		ssize_t r;
+		int k;
+
+		t0 = now_ns();
+		while (!poll(&p, 1, 100) && now_ns() - t0 < PROMPT_NS)
+			;
+		if (!(p.revents & POLLIN))
+			break;
+		r = read(self->fd, rec, sizeof(rec));
+		if (r <= 0)
+			break;
+		for (k = 0; k < (int)(r / sizeof(rec[0])); k++) {
+			__u64 c = rec[k].cookie;
+
+			EXPECT_LE(rec[k].deadline, rec[k].fired) TH_LOG("callout %llu early", c);
+			ASSERT_GT(N, c);
+			EXPECT_EQ(0, seen[c]) TH_LOG("callout %llu fired twice", c);
+			seen[c] = 1;
+		}
+		got += r / sizeof(rec[0]);
+	}
+	atomic_store(&tg->done, 1);
+	pthread_join(self->t, NULL);
+	self->toggling = false;
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	TH_LOG("%d of %d fired while CPU 1 went off and on %d times; %llu wakeups, %llu overruns",
+	       got, N, tg->toggles, st.wakeups, st.overruns);
+	EXPECT_EQ(0, tg->failures);
+	EXPECT_EQ(N, got) TH_LOG("callouts lost: the clock stopped with its CPU?");
+	EXPECT_EQ(N, st.fired);
+	EXPECT_EQ(0, st.outstanding);
 }
 
 /* ---- poll and epoll ------------------------------------------------------------------------- */
