@@ -45,9 +45,15 @@ use crate::{
         between_holds,
         cond_resched, //
     },
-    params::fits,
+    params::{
+        fits,
+        KernelStorage, //
+    },
     uapi::*,
-    wheel::rng::Rng, //
+    wheel::{
+        rng::Rng,
+        Storage, //
+    },
 };
 
 /// Timers created, reset or cancelled between two offers of the CPU and looks at pending
@@ -86,15 +92,10 @@ struct TimerArray {
 }
 
 impl TimerArray {
-    /// ENOMEM at once when `n` timers do not [`fits`] in the memory available.
+    /// The buffer is made as an instance's storage is ([`KernelStorage`]): ENOMEM at once beyond
+    /// the memory available, EINTR on a signal between two chunks.
     fn new(n: usize) -> Result<Self> {
-        if !fits(n.saturating_mul(core::mem::size_of::<BenchTimer>())) {
-            return Err(ENOMEM);
-        }
-        let mut timers = KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT | __GFP_NOWARN)?;
-        for _ in 0..n {
-            timers.push(BenchTimer(Opaque::uninit()), GFP_KERNEL_ACCOUNT)?;
-        }
+        let timers = KernelStorage::alloc(n, |_| BenchTimer(Opaque::uninit())).map_err(errno)?;
         let key = kernel::static_lock_class!();
         for (i, t) in timers.iter().enumerate() {
             if i % CHUNK as usize == 0 {

@@ -211,8 +211,8 @@ pub(crate) fn cond_resched() {
     // has neither, and needs neither.
     #[cfg(any(not(CONFIG_PREEMPTION), CONFIG_PREEMPT_DYNAMIC))]
     // SAFETY: `__cond_resched` may be called wherever sleeping is allowed: every caller runs in
-    // process context holding no lock, between two holds of one or, making an instance's
-    // storage (`KernelStorage`), before taking any.
+    // process context (a system call, or a KUnit case) and holds no lock: between two holds of
+    // the instance's, or where none is taken (making storage, the Linux baseline benches).
     unsafe {
         kernel::bindings::__cond_resched()
     };

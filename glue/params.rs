@@ -39,18 +39,23 @@ pub(crate) const FILL_CHUNK: usize = 1 << 16;
 /// memory and sending the OOM killer after other processes: however many instances are made,
 /// the machine keeps at least as much available as the last buffer took.
 pub(crate) fn fits(bytes: usize) -> bool {
+    bytes <= available() / 2
+}
+
+/// The memory available, in bytes: `si_mem_available()`, the kernel's MemAvailable.
+fn available() -> usize {
     // SAFETY: `si_mem_available` only reads the memory counters, and may be called from any
     // context. The kernel crate has no abstraction for them.
     let pages = unsafe { kernel::bindings::si_mem_available() };
-    let available = usize::try_from(pages)
+    usize::try_from(pages)
         .unwrap_or(0)
-        .saturating_mul(PAGE_SIZE);
-    bytes <= available / 2
+        .saturating_mul(PAGE_SIZE)
 }
 
 /// [`wheel::Storage`] in kernel memory: `kvmalloc`, charged to the caller's memory cgroup
 /// (the allocations are sized by a user process), for the scheme, the callout layer and the
-/// ring. Called only while an instance is configured, in process context, holding no lock: it
+/// ring, and for the `timer_list`s of the Linux baseline bench. Called only while an instance
+/// is configured or a bench prepares, in process context, holding no lock: it
 /// may sleep, refuses a buffer that does not [`fits`] (ENOMEM), fills a buffer [`FILL_CHUNK`]
 /// elements at a time, and between two chunks offers the CPU and gives up on a pending signal
 /// ([`between_holds`]; [`wheel::Error::Interrupted`], EINTR).
@@ -258,8 +263,7 @@ mod tests {
     fn storage_beyond_half_the_memory_available_is_refused() {
         assert!(fits(0));
         assert!(fits(PAGE_SIZE));
-        // SAFETY: as in `fits`.
-        let available = unsafe { kernel::bindings::si_mem_available() } as usize * PAGE_SIZE;
+        let available = available();
         assert!(!fits(available / 2 + available / 4));
         assert!(!fits(usize::MAX));
         // Refused before any allocation is tried: no OOM killer, no failure report.

@@ -1102,7 +1102,7 @@ TEST_F_TIMEOUT(file, instances_beyond_the_memory_fail_with_enomem_and_kill_nothi
 		SKIP(return, "%lld MiB of memory hold more than %d instances of %llu MiB", ram >> 20,
 		     MAX_FILES, st.memory_bytes >> 20);
 	while (n < MAX_FILES) {
-		fds[n] = open("/dev/timerwheel", O_RDWR);
+		fds[n] = tw_open(_metadata);
 		ASSERT_LE(0, fds[n]);
 		t0 = now_ns();
 		ret = ioctl(fds[n], TW_IOC_CONFIGURE, &c);
