@@ -181,6 +181,11 @@ impl<S: Storage> Arena<S> {
         self.ticking
     }
 
+    /// The tick under way, if one is: the next work of every scheme while it is.
+    pub fn tick_under_way(&self) -> Option<u64> {
+        self.ticking.then_some(self.now)
+    }
+
     /// Entries queued since the current tick was entered.
     pub fn tick_queued(&self) -> usize {
         self.tick_queued as usize

@@ -587,6 +587,13 @@ pub enum NextExpiry {
     Unknown,
 }
 
+impl From<Option<u64>> for NextExpiry {
+    /// What a scheme that knows its earliest pending deadline, if any, says.
+    fn from(earliest: Option<u64>) -> Self {
+        earliest.map_or(NextExpiry::Idle, NextExpiry::At)
+    }
+}
+
 /// Where a scheme's fixed storage comes from: `std` on the host, the kernel's allocator in the
 /// module. Called only while a scheme is created.
 pub trait Storage {

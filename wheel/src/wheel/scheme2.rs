@@ -227,17 +227,11 @@ impl<S: Storage> Scheme for OrderedList<S> {
     }
 
     fn next_work(&self) -> Option<u64> {
-        match self.arena.ticking() {
-            true => Some(self.arena.now()),
-            false => self.earliest(),
-        }
+        self.arena.tick_under_way().or_else(|| self.earliest())
     }
 
     fn next_expiry(&self) -> NextExpiry {
-        match self.earliest() {
-            None => NextExpiry::Idle,
-            Some(t) => NextExpiry::At(t),
-        }
+        self.earliest().into()
     }
 
     fn memory_bytes(&self) -> usize {

@@ -407,10 +407,9 @@ impl<S: Storage> Scheme for HashedSorted<S> {
 
     fn next_work(&self) -> Option<u64> {
         // `next_work_within` with its own budget, without spending on the short-cut.
-        match self.arena.ticking() {
-            true => Some(self.arena.now()),
-            false => self.bound(&mut Work::new(super::NEXT_WORK_SLOTS)),
-        }
+        self.arena
+            .tick_under_way()
+            .or_else(|| self.bound(&mut Work::new(super::NEXT_WORK_SLOTS)))
     }
 
     fn next_work_within(&self, work: &mut Work) -> Option<u64> {
@@ -424,10 +423,7 @@ impl<S: Storage> Scheme for HashedSorted<S> {
     }
 
     fn next_expiry(&self) -> NextExpiry {
-        match self.earliest() {
-            None => NextExpiry::Idle,
-            Some(t) => NextExpiry::At(t),
-        }
+        self.earliest().into()
     }
 
     fn memory_bytes(&self) -> usize {
