@@ -109,7 +109,7 @@ if [ "$(cat "$out/.tw-key" 2>/dev/null)" = "$key" ] && [ -f "$out/arch/x86/boot/
 	log "reusing cached $flavour kernel in $out (key $key)"
 else
 	start=$(date +%s)
-	log "building the $flavour kernel in $out (key $key); from scratch this takes 10-15 minutes on 2 cores"
+	log "building the $flavour kernel in $out (key $key); from scratch this takes 8-20 minutes on 2 cores"
 	rm -rf "$out"
 	mkdir -p "$out"
 	mv "$fragment.new" "$fragment"
