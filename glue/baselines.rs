@@ -93,16 +93,20 @@ struct TimerArray {
 
 impl TimerArray {
     /// The buffer is made as an instance's storage is ([`KernelStorage`]): ENOMEM at once beyond
-    /// the memory available, EINTR on a signal between two chunks.
+    /// the memory available, EINTR on a signal between two chunks; so are its timers
+    /// initialised, [`CHUNK`] at a time.
     fn new(n: usize) -> Result<Self> {
-        let timers = KernelStorage::alloc(n, |_| BenchTimer(Opaque::uninit())).map_err(errno)?;
+        let mut timers =
+            KernelStorage::alloc(n, |_| BenchTimer(Opaque::uninit())).map_err(errno)?;
         let key = kernel::static_lock_class!();
-        for (i, t) in timers.iter().enumerate() {
-            if i % CHUNK as usize == 0 {
-                cond_resched();
+        let mut ready = 0;
+        for t in timers.iter() {
+            if interrupted(ready) {
+                break;
             }
             // SAFETY: `t.0.get()` points to a `timer_list` inside the buffer, which is never
-            // moved or resized (type invariant) and outlives the timer (see `Drop`).
+            // moved or resized (type invariant; `truncate` below only drops the timers not
+            // initialised, and moves none) and outlives the timer (see `Drop`).
             unsafe {
                 bindings::timer_init_key(
                     t.0.get(),
@@ -112,6 +116,15 @@ impl TimerArray {
                     key.as_ptr(),
                 )
             };
+            ready += 1;
+        }
+        if ready < n {
+            // The timers not initialised go before the array is made; dropping it shuts down
+            // the others.
+            timers.truncate(ready);
+            // INVARIANT: every timer left was initialised just above.
+            drop(TimerArray { timers });
+            return Err(EINTR);
         }
         // INVARIANT: every timer was initialised just above.
         Ok(TimerArray { timers })
