@@ -1751,6 +1751,39 @@ TEST_F_TIMEOUT(slow_start, a_signal_ends_a_bench, 300)
 }
 
 /*
+ * The Linux baselines of TW_IOC_BENCH make, initialise and arm TW_MAX_CAPACITY kernel timers
+ * before their first reset: a signal ends each of those steps between two chunks (EINTR), once
+ * the timers made so far are taken down again.
+ */
+TEST_F_TIMEOUT(file, a_signal_ends_a_bench_of_linux_timers_while_they_are_made, 600)
+{
+	static const __u32 kinds[] = { TW_BENCH_TIMER_LIST, TW_BENCH_HRTIMER };
+	__u64 late;
+	unsigned int k;
+	int ret, err;
+
+	if (self->fd < 0)
+		return;
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		struct tw_bench b = { .kind = kinds[k], .n = TW_MAX_CAPACITY, .iterations = 1,
+				      .min_ticks = TW_MIN_BASELINE_TICKS, .spread = 1000,
+				      .seed = 1 };
+
+		TH_LOG("bench kind %u", kinds[k]);
+		ret = interrupted_ioctl(_metadata, self->fd, TW_IOC_BENCH, &b, 200, &late);
+		err = errno;
+		SKIP_IF_UNSIGNALLED(late);
+		ASSERT_EQ(-1, ret);
+		EXPECT_EQ(EINTR, err);
+		/* Nothing is left behind: a small bench of the same kind runs as usual. */
+		b.n = 1000;
+		b.iterations = 1000;
+		EXPECT_EQ(0, ioctl(self->fd, TW_IOC_BENCH, &b)) TH_LOG("%s", strerror(errno));
+		EXPECT_LT(0, b.elapsed_ns);
+	}
+}
+
+/*
  * Slow ticks: scheme 1, and scheme 6 with its fewest slots, filled with n callouts, and periodic (no
  * idle tick is skipped): every tick visits all n.
  */
