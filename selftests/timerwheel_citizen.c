@@ -15,8 +15,9 @@
  *   hotplug    the real clock fires every callout once, never early, while a CPU goes offline
  *              and online again and again (one variant per scheme)
  *   poll       poll and epoll (level and edge) readiness (one variant per scheme)
- *   interrupt  a signal ends BATCH, BENCH and ADVANCE on a slow geometry promptly, undoes a
- *              RESET, and loses no callout of a batch of resets
+ *   interrupt  a signal ends BATCH, BENCH and ADVANCE on a slow geometry promptly, and the
+ *              Linux baselines' BENCH while their timers are made; it undoes a RESET, and
+ *              loses no callout of a batch of resets
  *   citizen    failed first calls leave an instance unconfigured, and so does a signal during
  *              the CONFIGURE of the largest instance (EINTR); untimeout of thousands of
  *              duplicates in bounded holds; fdinfo; reset in place, ranges and queries (one
