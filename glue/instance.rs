@@ -125,9 +125,10 @@ pub(crate) struct Slow<'a> {
 impl Drop for Slow<'_> {
     fn drop(&mut self) {
         self.core.state.lock().slow_busy = false;
-        // All waiters: one woken by this may be leaving on a signal, and must not take the
-        // wake-up with it.
-        self.core.slow_free.notify_all();
+        // One waiter (they wait exclusively): waking them all would walk the whole queue with
+        // interrupts masked, and all but one would sleep again. One that leaves on a signal
+        // instead passes the wake-up on (`Core::slow`).
+        self.core.slow_free.notify_one();
     }
 }
 
@@ -140,6 +141,13 @@ impl Core {
         let mut st = self.state.lock();
         while st.slow_busy {
             if self.slow_free.wait_interruptible(&mut st) {
+                // The wake-up of a right given back may have come to this waiter: the next
+                // one has it, should the right still be free.
+                let free = !st.slow_busy;
+                drop(st);
+                if free {
+                    self.slow_free.notify_one();
+                }
                 return Err(ERESTARTSYS);
             }
         }
@@ -165,9 +173,10 @@ impl Core {
         }
         let wake = core::mem::take(&mut st.wake);
         drop(st);
-        // Readers and pollers, woken once the lock is released.
+        // Every poller and one reader (readers wait exclusively), woken once the lock is
+        // released; a reader that leaves records in the ring wakes the next (`Instance::read`).
         if wake {
-            self.readable.notify_all();
+            self.readable.notify_one();
         }
         (r, ns)
     }
@@ -596,7 +605,9 @@ impl Instance {
         let mut buf = [tw_fired::default(); CHUNK];
         let mut total = 0;
         while total < want {
-            let n = {
+            // Readers wait exclusively and a notification wakes one: a reader that leaves
+            // records in the ring, whether it took some or leaves on a signal, wakes the next.
+            let (n, more) = {
                 let mut st = self.core.state.lock();
                 if total == 0 {
                     while st.ring.is_empty() {
@@ -604,12 +615,21 @@ impl Instance {
                             return Err(EAGAIN);
                         }
                         if self.core.readable.wait_interruptible(&mut st) {
+                            let more = !st.ring.is_empty();
+                            drop(st);
+                            if more {
+                                self.core.readable.notify_one();
+                            }
                             return Err(ERESTARTSYS);
                         }
                     }
                 }
-                st.ring.take(&mut buf[..CHUNK.min(want - total)])
+                let n = st.ring.take(&mut buf[..CHUNK.min(want - total)]);
+                (n, !st.ring.is_empty())
             };
+            if more {
+                self.core.readable.notify_one();
+            }
             if n == 0 {
                 break;
             }
@@ -626,7 +646,7 @@ impl Instance {
                 drop(st);
                 // Another reader may have gone to sleep on the ring emptied for this one.
                 if lost < n - copied {
-                    self.core.readable.notify_all();
+                    self.core.readable.notify_one();
                 }
                 break;
             }
