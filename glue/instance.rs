@@ -333,6 +333,9 @@ impl Instance {
                 match is_start {
                     true => {
                         self.core.hold(|st, work| st.cancel_new(h, work));
+                        // The clock may have been armed for it meanwhile (a callback's
+                        // search counts a timer being placed), as `write_back` knows.
+                        self.arm();
                         return Err(EINTR);
                     }
                     false if self.core.hold(|st, _| st.abandon_reset()) => {
