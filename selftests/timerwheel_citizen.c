@@ -9,7 +9,8 @@
  *              callouts cost none; cancelling or pushing back the next callout costs none
  *              (one variant per scheme, and scheme 5 on 256 slots, every one busy with
  *              callouts more than a turn away)
- *   readers    several readers of one file, a reader blocked across close and signals,
+ *   readers    several readers of one file, a record wakes one blocked reader (and each the
+ *              next while records are left), a reader blocked across close and signals,
  *              O_NONBLOCK beside a blocked reader, a long read ended early by signals;
  *              instances beyond the machine's memory fail with ENOMEM, killing nothing
  *   hotplug    the real clock fires every callout once, never early, while a CPU goes offline
@@ -1156,6 +1157,85 @@ TEST_F_TIMEOUT(file, nonblocking_read_beside_a_blocked_reader_gets_eagain, 120)
 	ASSERT_TRUE(wait_done(&b, PROMPT_NS));
 	pthread_join(t, NULL);
 	EXPECT_EQ(sizeof(rec), b.ret);
+}
+
+/* The voluntary context switches of thread `tid` so far, or -1. */
+static long voluntary_switches(pid_t tid)
+{
+	char path[64], text[4096], *at;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
+	if (read_text(path, text, sizeof(text)))
+		return -1;
+	at = strstr(text, "\nvoluntary_ctxt_switches:");
+	return at ? strtol(at + strlen("\nvoluntary_ctxt_switches:"), NULL, 10) : -1;
+}
+
+/*
+ * A record wakes one of the readers blocked on the ring, not all of them: waking all would walk
+ * the whole wait queue with interrupts masked (in the hrtimer's callback, on the real clock), and
+ * every reader but one would find the ring empty and sleep again. The readers that did not get
+ * the record must not have run: each is asleep in read(2) again, its count of voluntary context
+ * switches what it was before (a reader woken for nothing sleeps again, and counts one more).
+ * Then records for all the others come at once, one notification for them: each reader that
+ * takes one and leaves some behind wakes the next, and all return.
+ */
+TEST_F_TIMEOUT(file, a_record_wakes_one_blocked_reader_and_each_the_next, 120)
+{
+	enum { R = 8 };
+	struct blocked b[R] = { 0 };
+	long before[R], after;
+	pthread_t t[R];
+	int fd = self->fd, i, first = -1, woken = 0, done;
+	__u64 t0;
+
+	if (fd < 0)
+		return;
+	ASSERT_EQ(0, configure_manual(fd, 0, 0, 64));
+	for (i = 0; i < R; i++) {
+		b[i].fd = fd;
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, blocked_read, &b[i]));
+	}
+	for (i = 0; i < R; i++)
+		ASSERT_TRUE(wait_blocked(&b[i])) TH_LOG("reader %d is not asleep in read(2)", i);
+	for (i = 0; i < R; i++) {
+		before[i] = voluntary_switches(atomic_load(&b[i].tid));
+		ASSERT_LE(0, before[i]);
+	}
+	ASSERT_EQ(0, set_callout(fd, 1, 1, NULL));
+	ASSERT_EQ(0, advance(fd, 1));
+	/* The reader that got it returns; the others are asleep in read(2) again, or never woke. */
+	t0 = now_ns();
+	while (first < 0 && now_ns() - t0 < PROMPT_NS) {
+		for (i = 0; i < R; i++)
+			if (atomic_load(&b[i].done))
+				first = i;
+		usleep(1000);
+	}
+	ASSERT_LE(0, first) TH_LOG("no reader returned with the record");
+	EXPECT_EQ(sizeof(struct tw_fired), b[first].ret);
+	for (i = 0; i < R; i++) {
+		if (i == first)
+			continue;
+		ASSERT_TRUE(wait_blocked(&b[i])) TH_LOG("reader %d is not asleep in read(2)", i);
+		after = voluntary_switches(atomic_load(&b[i].tid));
+		ASSERT_LE(0, after);
+		woken += after != before[i];
+	}
+	TH_LOG("one record: reader %d read it, %d of the other %d were woken", first, woken, R - 1);
+	EXPECT_EQ(0, woken);
+	/* A record each for the rest, fired on one tick. */
+	for (i = 0; i < R - 1; i++)
+		ASSERT_EQ(0, set_callout(fd, 1, 2 + i, NULL));
+	ASSERT_EQ(0, advance(fd, 1));
+	for (done = 0, i = 0; i < R; i++) {
+		done += wait_done(&b[i], PROMPT_NS);
+		EXPECT_EQ(sizeof(struct tw_fired), b[i].ret) TH_LOG("reader %d: %s", i,
+								    strerror(b[i].err));
+	}
+	ASSERT_EQ(R, done) TH_LOG("readers still blocked with records in the ring");
+	for (i = 0; i < R; i++)
+		pthread_join(t[i], NULL);
 }
 
 /* ---- CPU hotplug ----------------------------------------------------------------------------- */
