@@ -20,6 +20,7 @@
 use kernel::{
     alloc::{
         flags::{
+            __GFP_NOWARN,
             GFP_KERNEL,
             GFP_KERNEL_ACCOUNT, //
         },
@@ -487,7 +488,7 @@ impl Instance {
         let (mut r, mut w) = user.reader_writer();
         // Read every operation once, before running any: a bad pointer runs nothing. The copy
         // is sized by the caller (up to TW_MAX_BATCH operations): charged to its memory cgroup.
-        let mut ops = KVVec::with_capacity(count, GFP_KERNEL_ACCOUNT)?;
+        let mut ops = KVVec::with_capacity(count, GFP_KERNEL_ACCOUNT | __GFP_NOWARN)?;
         for _ in 0..count {
             ops.push(r.read::<tw_op>()?, GFP_KERNEL_ACCOUNT)?;
         }
@@ -499,13 +500,17 @@ impl Instance {
         )
         .writer()
         .write_slice(ops.as_bytes())?;
+        // A batch waiting for another's long operation has done nothing: a signal then
+        // restarts it (ERESTARTSYS), as every other call waiting so.
+        let slow = self.core.slow()?;
         // The defaults are configured for a batch with a start they can take; any other fails
         // alike without them, on an instance left unconfigured (see `op_configures`).
         if ops.iter().any(op_configures) {
             self.ensure_configured()?;
         }
-        let interrupted = self.run_batch(&mut ops);
+        let interrupted = self.run_batch(&slow, &mut ops);
         self.arm();
+        drop(slow);
         w.write_slice(ops.as_bytes())?;
         if interrupted {
             Err(EINTR)
@@ -514,15 +519,9 @@ impl Instance {
         }
     }
 
-    /// Runs a batch in holds; returns whether a signal cut it short (the operations not run
-    /// say -EINTR).
-    fn run_batch(&self, ops: &mut [tw_op]) -> bool {
-        let Ok(_slow) = self.core.slow() else {
-            for op in ops.iter_mut() {
-                op.result = EINTR.to_errno();
-            }
-            return true;
-        };
+    /// Runs a batch in holds, with the instance's slow right; returns whether a signal cut it
+    /// short (the operations not run say -EINTR).
+    fn run_batch(&self, _slow: &Slow<'_>, ops: &mut [tw_op]) -> bool {
         let mut next = 0;
         // The operation whose placement is still walking, if any.
         let mut placing: Option<usize> = None;

@@ -276,11 +276,13 @@ struct tw_op {
  *                 meanwhile, all were, and their callouts fire and are read as usual)
  *         ENOMEM  the operations could not be copied in, or the instance was not configured
  *                 and its default storage could not be allocated: no operation was run
- *         EINTR   a signal arrived: the operations run so far keep their results, written
- *                 back; the others have result -EINTR and were not run (a TW_OP_MOD cut
- *                 short in its placement has -EINTR and is undone, as TW_IOC_RESET; a
+ *         EINTR   a signal arrived while it ran: the operations run so far keep their results,
+ *                 written back; the others have result -EINTR and were not run (a TW_OP_MOD
+ *                 cut short in its placement has -EINTR and is undone, as TW_IOC_RESET; a
  *                 TW_OP_RESET whose set is still placing, its old callout already cancelled,
- *                 is placed to the end first, and keeps its result and new handle)
+ *                 is placed to the end first, and keeps its result and new handle); or while
+ *                 it waited for another long operation on the same file to end: none was run,
+ *                 and the array is left as it was given
  */
 struct tw_batch {
 	__u64 ops; /* user pointer to struct tw_op[count] */
