@@ -364,10 +364,10 @@ impl Instance {
         self.configure(Params::from_uapi(&c, crate::default_tick_ns())?)
     }
 
-    fn ioctl_set(&self, user: UserSlice) -> Result {
-        let (mut r, mut w) = user.reader_writer();
-        let mut req: tw_set = r.read()?;
+    fn ioctl_set(&self, arg: usize, len: usize) -> Result {
+        let mut req: tw_set = user_at(arg, len).reader().read()?;
         check_set(req.ticks, req.latest)?;
+        let mut w = writable(arg, len, &req)?;
         self.ensure_configured()?;
         let h = self.start_op(true, |st, work| {
             st.set(req.ticks, req.latest, req.cookie, work)
@@ -376,10 +376,10 @@ impl Instance {
         self.write_back(&mut w, &req, h)
     }
 
-    fn ioctl_timeout(&self, user: UserSlice) -> Result {
-        let (mut r, mut w) = user.reader_writer();
-        let mut req: tw_timeout = r.read()?;
+    fn ioctl_timeout(&self, arg: usize, len: usize) -> Result {
+        let mut req: tw_timeout = user_at(arg, len).reader().read()?;
         check_timeout(req.func, req.ticks, req.latest)?;
+        let mut w = writable(arg, len, &req)?;
         self.ensure_configured()?;
         let h = self.start_op(true, |st, work| {
             st.timeout(req.func, req.arg, req.ticks, req.latest, work)
@@ -388,7 +388,8 @@ impl Instance {
         self.write_back(&mut w, &req, h)
     }
 
-    /// Writes a new callout's handle back; if that fails, the callout is cancelled again, so
+    /// Writes a new callout's handle back; if that fails (the request made read-only since
+    /// [`writable`] found it writable), the callout is cancelled again, so
     /// that a bad pointer leaves nothing behind that its caller cannot name, and the clock,
     /// armed for it, is armed again for what is left (if anything). A callout that fired first
     /// (the real clock, or an ADVANCE from another thread) is not cancelled: its record is in
@@ -667,6 +668,20 @@ impl Instance {
     }
 }
 
+/// The argument of an ioctl: `len` bytes at user address `arg`.
+fn user_at(arg: usize, len: usize) -> UserSlice {
+    UserSlice::new(UserPtr::from_addr(arg), len)
+}
+
+/// A writer for the result of a call that starts a callout, once `req`, read from there, has
+/// been written back unchanged: a request the handle cannot be written to (a read-only mapping)
+/// fails with EFAULT before anything is set or configured, as a batch whose array cannot be
+/// written runs nothing.
+fn writable<T: AsBytes>(arg: usize, len: usize, req: &T) -> Result<UserSliceWriter> {
+    user_at(arg, len).writer().write(req)?;
+    Ok(user_at(arg, len).writer())
+}
+
 /// `TW_IOC_INFO`.
 fn ioctl_info(mut w: UserSliceWriter) -> Result {
     let poll = if cfg!(tw_misc_poll) {
@@ -729,9 +744,9 @@ macro_rules! misc_device {
                 match cmd {
                     TW_IOC_INFO => ioctl_info(user.writer()),
                     TW_IOC_CONFIGURE => me.ioctl_configure(user.reader()),
-                    TW_IOC_SETCALLOUT => me.ioctl_set(user),
+                    TW_IOC_SETCALLOUT => me.ioctl_set(arg, _IOC_SIZE(cmd)),
                     TW_IOC_UNSETCALLOUT => me.ioctl_unset(user.reader()),
-                    TW_IOC_TIMEOUT => me.ioctl_timeout(user),
+                    TW_IOC_TIMEOUT => me.ioctl_timeout(arg, _IOC_SIZE(cmd)),
                     TW_IOC_UNTIMEOUT => me.ioctl_untimeout(user.reader()),
                     TW_IOC_ADVANCE => me.ioctl_advance(user.reader()),
                     TW_IOC_BATCH => me.ioctl_batch(user.reader()),

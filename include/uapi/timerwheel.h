@@ -139,9 +139,12 @@ struct tw_config {
  * On the real clock, "now" is the tick real time has reached: an instance running behind
  * (overload: its ticks' work did not fit in time) adds the ticks it is behind, its lag, to
  * ticks and latest, and the limits below (TW_MAX_TICKS, MaxInterval) apply to ticks + lag.
- * If the handle cannot be written back (EFAULT), the callout is cancelled again: nothing is
- * left behind, unless it fired first (on the real clock, or by a TW_IOC_ADVANCE from another
- * thread): its expiry record is then in the ring, as any fired callout's.
+ * The request is written back unchanged before anything is done: one the handle cannot be
+ * written to (a read-only mapping) fails with EFAULT, nothing set and nothing configured. If the
+ * write of the handle fails all the same (the request unmapped or protected meanwhile), the
+ * callout is cancelled again: nothing is left behind, unless it fired first (on the real clock,
+ * or by a TW_IOC_ADVANCE from another thread): its expiry record is then in the ring, as any
+ * fired callout's.
  * Errors: EINVAL  ticks is 0 or above TW_MAX_TICKS, latest not 0 and below ticks or above
  *                 TW_MAX_TICKS (real clock: ticks + lag or latest + lag above it)
  *         ERANGE  ticks is beyond scheme 4's MaxInterval (real clock: ticks + lag)
