@@ -420,8 +420,7 @@ TEST_F_TIMEOUT(clock, nothing_outstanding_arms_no_hrtimer, 60)
 	EXPECT_EQ(0, st.fired);
 	/*
 	 * And after a set whose handle could not be written back (EFAULT: the request is read
-	 * from a page the kernel may not write): the callout is cancelled again, and so is the
-	 * timer armed for it.
+	 * from a page the kernel may not write): nothing is left outstanding, and no timer armed.
 	 */
 	req = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, req);
@@ -1719,8 +1718,9 @@ TEST_F_TIMEOUT(slow_start, a_signal_in_a_batch_of_resets_loses_no_callout, 300)
 /*
  * A call waiting for another's long operation on the same file has done nothing yet: a signal
  * whose handler was installed with SA_RESTART restarts it (the wait ends with ERESTARTSYS), and
- * it runs once the long operation ends. Here a set waits for a long batch; a third thread sends
- * the set's thread a signal (SA_RESTART) while it waits, then ends the batch with another.
+ * it runs once the long operation ends. Here a set, or a batch of one set, waits for a long
+ * batch; a third thread sends the waiting thread a signal (SA_RESTART) while it waits, then ends
+ * the long batch with another.
  */
 struct long_call {
 	int fd;
@@ -1774,17 +1774,30 @@ static void *kick(void *arg)
 	return NULL;
 }
 
-TEST_F_TIMEOUT(slow_start, a_call_waiting_for_a_long_one_restarts_with_sa_restart, 300)
+/* The waiting call: a set, alone or as the one operation of a batch. */
+static int set_waiting(int fd, int batch, __u64 *h)
+{
+	struct tw_op op = { .op = TW_OP_SET, .a = SLOW_FAR + 1, .b = 1 };
+	struct tw_batch b = { .ops = (uintptr_t)&op, .count = 1 };
+
+	if (!batch)
+		return set_callout(fd, SLOW_FAR + 1, 1, h);
+	if (ioctl(fd, TW_IOC_BATCH, &b))
+		return -1;
+	*h = op.handle;
+	errno = -op.result;
+	return op.result ? -1 : 0;
+}
+
+static void waiting_call_restarts(struct __test_metadata *_metadata, int fd, int batch)
 {
 	struct sigaction sa = { .sa_handler = note_restart, .sa_flags = SA_RESTART };
-	struct long_call l = { .fd = self->fd };
+	struct long_call l = { .fd = fd };
 	struct tw_stats st;
 	pthread_t kicker;
 	__u64 h, i;
 	int ret, err;
 
-	if (self->fd < 0)
-		return;
 	l.ops = calloc(TW_MAX_BATCH, sizeof(*l.ops));
 	ASSERT_NE(NULL, l.ops);
 	for (i = 0; i < TW_MAX_BATCH; i++) /* later than all: each walks the whole list */
@@ -1796,18 +1809,32 @@ TEST_F_TIMEOUT(slow_start, a_call_waiting_for_a_long_one_restarts_with_sa_restar
 	atomic_store(&l.waiter_tid, gettid());
 	ASSERT_EQ(0, pthread_create(&l.batch, NULL, run_long_batch, &l));
 	/* The batch has set a callout: it holds the instance's slow right. */
-	ASSERT_TRUE(WAIT_FOR(!get_stats(self->fd, &st) && st.outstanding > SLOW_N));
+	ASSERT_TRUE(WAIT_FOR(!get_stats(fd, &st) && st.outstanding > SLOW_N));
 	ASSERT_EQ(0, pthread_create(&kicker, NULL, kick, &l));
-	ret = set_callout(self->fd, SLOW_FAR + 1, 1, &h);
+	ret = set_waiting(fd, batch, &h);
 	err = errno;
 	pthread_join(kicker, NULL);
 	pthread_join(l.batch, NULL);
 	if (!l.ret)
 		SKIP(return, "the batch ended before the signal: not slow enough");
 	EXPECT_EQ(EINTR, l.err);
-	EXPECT_EQ(1, atomic_load(&l.restarts)) TH_LOG("the waiting set saw no signal");
-	EXPECT_EQ(0, ret) TH_LOG("the waiting set: %s", strerror(err));
+	EXPECT_EQ(1, atomic_load(&l.restarts)) TH_LOG("the waiting call saw no signal");
+	EXPECT_EQ(0, ret) TH_LOG("the waiting %s: %s", batch ? "batch" : "set", strerror(err));
 	free(l.ops);
+}
+
+TEST_F_TIMEOUT(slow_start, a_call_waiting_for_a_long_one_restarts_with_sa_restart, 300)
+{
+	if (self->fd < 0)
+		return;
+	waiting_call_restarts(_metadata, self->fd, 0);
+}
+
+TEST_F_TIMEOUT(slow_start, a_batch_waiting_for_a_long_one_restarts_with_sa_restart, 300)
+{
+	if (self->fd < 0)
+		return;
+	waiting_call_restarts(_metadata, self->fd, 1);
 }
 
 TEST_F_TIMEOUT(slow_start, a_signal_ends_a_bench, 300)
@@ -1957,7 +1984,10 @@ TEST_F(instance, failed_first_calls_leave_it_unconfigured)
 {
 	struct tw_bench bench = { .kind = TW_BENCH_SETCALLOUT, .iterations = 1, .min_ticks = 10,
 				  .spread = 10 };
+	struct tw_timeout *tmo;
 	struct tw_stats st;
+	struct tw_set *set;
+	void *req;
 	int fd2;
 
 	if (self->fd < 0)
@@ -1984,6 +2014,31 @@ TEST_F(instance, failed_first_calls_leave_it_unconfigured)
 	EXPECT_EQ(0, configure_manual(fd2, variant->scheme, variant->slots, 16))
 		TH_LOG("CONFIGURE after a failed UNSETCALLOUT: %s", strerror(errno));
 	close(fd2);
+
+	/*
+	 * SETCALLOUT and TIMEOUT with valid arguments in a page the kernel may not write (the
+	 * handle cannot be written back) on a fresh file: EFAULT, and the same.
+	 */
+	req = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, req);
+	set = req;
+	*set = (struct tw_set){ .ticks = 5, .cookie = 1 };
+	tmo = (struct tw_timeout *)(set + 1);
+	*tmo = (struct tw_timeout){ .func = 0xf00, .arg = 1, .ticks = 5 };
+	ASSERT_EQ(0, mprotect(req, 4096, PROT_READ));
+	fd2 = tw_open(_metadata);
+	ASSERT_LE(0, fd2);
+	EXPECT_EQ(-1, ioctl(fd2, TW_IOC_SETCALLOUT, set));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(fd2, TW_IOC_TIMEOUT, tmo));
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(0, get_stats(fd2, &st));
+	EXPECT_EQ(0, st.scheme);
+	EXPECT_EQ(0, st.started);
+	EXPECT_EQ(0, configure_manual(fd2, variant->scheme, variant->slots, 16))
+		TH_LOG("CONFIGURE after a SETCALLOUT that could not write back: %s", strerror(errno));
+	close(fd2);
+	munmap(req, 4096);
 }
 
 /* The value of `key` in /proc/self/fdinfo/FD ("key: value" or "key:\tvalue"), or -1. */
