@@ -153,7 +153,9 @@ struct tw_config {
  *                 allocated
  *         EINTR   a signal arrived during a long placement (schemes 2 and 5), or while this
  *                 call waited for another long operation on the same file to end (BATCH,
- *                 ADVANCE, BENCH, a long placement or untimeout walk); nothing was set
+ *                 ADVANCE, BENCH, a long placement or untimeout walk); nothing was set (but
+ *                 for a callout whose tick came during its placement, on the real clock: it
+ *                 fired, and its expiry record, with a handle no call returned, is in the ring)
  */
 struct tw_set {
 	__u64 ticks;
@@ -381,6 +383,8 @@ struct tw_fired {
  *                 the seed when only min_ticks + spread - 1 is (keep that within MaxInterval);
  *                 the bench stops at that draw, its timer cancelled
  *         ENOSPC  the instance is full (no room for the reset timer)
+ *         ENOENT  another call on the same file cancelled the bench's own callout, by its
+ *                 handle, while the bench ran
  *         ENOMEM  the n kernel timers could not be allocated, or would take more than half
  *                 the memory available
  *         EINTR   a signal arrived; nothing of a reset bench is left behind (its timer is
