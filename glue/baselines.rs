@@ -46,7 +46,7 @@ use crate::{
         cond_resched, //
     },
     params::{
-        fits,
+        reserve,
         KernelStorage, //
     },
     uapi::*,
@@ -234,11 +234,9 @@ fn bench_hr_delta(ticks: u64) -> Delta {
 pub(crate) fn bench_hrtimer(b: &tw_bench) -> Result<u64> {
     let n = b.n as usize;
     // Each timer is an `Arc` of its own (the data and a count), its handle a pointer: refused
-    // at once beyond the memory available.
+    // at once beyond the memory available, and granted until all are made.
     let each = core::mem::size_of::<BenchHrTimer>() + 3 * core::mem::size_of::<usize>();
-    if !fits(n.saturating_mul(each)) {
-        return Err(ENOMEM);
-    }
+    let grant = reserve(n.saturating_mul(each)).ok_or(ENOMEM)?;
     let mut rng = Rng::new(b.seed);
     let mut pending = Chunked(KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT | __GFP_NOWARN)?);
     for i in 0..n {
@@ -253,6 +251,7 @@ pub(crate) fn bench_hrtimer(b: &tw_bench) -> Result<u64> {
         // Within the capacity reserved above: no allocation.
         pending.0.push(t.start(d), GFP_KERNEL_ACCOUNT)?;
     }
+    drop(grant);
     let extra = Arc::pin_init(
         pin_init!(BenchHrTimer { timer <- HrTimer::new() }),
         GFP_KERNEL,

@@ -245,7 +245,7 @@ impl Instance {
         // Allocate in process context, outside every lock: a large instance takes a while, and
         // the file's other callers (which take `clock` to arm) must not wait uninterruptibly.
         // A signal ends it between two chunks (EINTR), nothing configured; memory that is not
-        // there ends it at once (ENOMEM, `params::fits`).
+        // there ends it at once (ENOMEM, `params::reserve`).
         let callouts = params.callouts()?;
         let ring = Ring::new(params.ring)?;
         let clock = self.clock.lock();

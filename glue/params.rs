@@ -13,6 +13,10 @@ use kernel::{
     },
     page::PAGE_SIZE,
     prelude::*,
+    sync::atomic::{
+        ordering,
+        Atomic, //
+    },
 };
 
 use crate::{
@@ -32,14 +36,42 @@ use crate::{
 /// under way and a chunk are done: within a tenth of a second there.
 pub(crate) const FILL_CHUNK: usize = 1 << 16;
 
-/// Whether a buffer of `bytes` that a user process asked for may be made now: at most half the
-/// memory the machine has available (`si_mem_available()`: free memory above the watermarks,
-/// and what reclaim can give back). Beyond it an instance fails at once with ENOMEM, as a resize
-/// of the trace ring buffer fails beyond what is available, instead of taking the last of the
-/// memory and sending the OOM killer after other processes: however many instances are made,
-/// the machine keeps at least as much available as the last buffer took.
-pub(crate) fn fits(bytes: usize) -> bool {
-    bytes <= available() / 2
+/// Bytes granted by [`reserve`] and not made yet: the memory available counts them still.
+static RESERVED: Atomic<usize> = Atomic::new(0);
+
+/// A grant of memory for a buffer a user process asked for, from [`reserve`]: other calls count
+/// it as taken until it is dropped, once the buffer is made (the memory available then counts
+/// it).
+#[must_use]
+pub(crate) struct Reservation(usize);
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        RESERVED.fetch_sub(self.0, ordering::Relaxed);
+    }
+}
+
+/// Grants a buffer of `bytes` that a user process asked for, if it may be made now: at most
+/// half the memory the machine has available (`si_mem_available()`: free memory above the
+/// watermarks, and what reclaim can give back), less what other calls have been granted and
+/// not made yet. Beyond it an instance fails at once with ENOMEM, as a resize of the trace ring
+/// buffer fails beyond what is available, instead of taking the last of the memory and sending
+/// the OOM killer after other processes: however many instances are made, one after another or
+/// at once from many threads, the machine keeps at least as much available as the last buffer
+/// took.
+pub(crate) fn reserve(bytes: usize) -> Option<Reservation> {
+    let available = available();
+    let mut reserved = RESERVED.load(ordering::Relaxed);
+    loop {
+        if bytes > available.saturating_sub(reserved) / 2 {
+            return None;
+        }
+        // No overflow: every grant is at most half of what the others leave.
+        match RESERVED.cmpxchg(reserved, reserved + bytes, ordering::Relaxed) {
+            Ok(_) => return Some(Reservation(bytes)),
+            Err(now) => reserved = now,
+        }
+    }
 }
 
 /// The memory available, in bytes: `si_mem_available()`, the kernel's MemAvailable.
@@ -56,7 +88,7 @@ fn available() -> usize {
 /// (the allocations are sized by a user process), for the scheme, the callout layer and the
 /// ring, and for the `timer_list`s of the Linux baseline bench. Called only while an instance
 /// is configured or a bench prepares, in process context, holding no lock: it
-/// may sleep, refuses a buffer that does not [`fits`] (ENOMEM), fills a buffer [`FILL_CHUNK`]
+/// may sleep, refuses a buffer [`reserve`] does not grant (ENOMEM), fills a buffer [`FILL_CHUNK`]
 /// elements at a time, and between two chunks offers the CPU and gives up on a pending signal
 /// ([`between_holds`]; [`wheel::Error::Interrupted`], EINTR).
 pub(crate) struct KernelStorage;
@@ -68,12 +100,13 @@ impl wheel::Storage for KernelStorage {
         len: usize,
         mut init: impl FnMut(usize) -> T,
     ) -> core::result::Result<KVVec<T>, wheel::Error> {
-        if !fits(len.saturating_mul(core::mem::size_of::<T>())) {
-            return Err(wheel::Error::NoMemory);
-        }
+        let grant =
+            reserve(len.saturating_mul(core::mem::size_of::<T>())).ok_or(wheel::Error::NoMemory)?;
         // No allocation-failure report either: the size is a user's, and ENOMEM says it.
         let mut v = KVVec::with_capacity(len, GFP_KERNEL_ACCOUNT | __GFP_NOWARN)
             .map_err(|_| wheel::Error::NoMemory)?;
+        // Made (`kvmalloc` takes its pages at once): the memory available counts it now.
+        drop(grant);
         for at in (0..len).step_by(FILL_CHUNK) {
             if at != 0 && between_holds() {
                 return Err(wheel::Error::Interrupted);
@@ -261,11 +294,20 @@ mod tests {
 
     #[test]
     fn storage_beyond_half_the_memory_available_is_refused() {
-        assert!(fits(0));
-        assert!(fits(PAGE_SIZE));
+        assert!(reserve(0).is_some());
+        assert!(reserve(PAGE_SIZE).is_some());
         let available = available();
-        assert!(!fits(available / 2 + available / 4));
-        assert!(!fits(usize::MAX));
+        assert!(reserve(available / 2 + available / 4).is_none());
+        assert!(reserve(usize::MAX).is_none());
+        // What is granted and not made yet counts as taken: 2/5 of the memory available fits
+        // alone, not beside a grant of a quarter (half of the 3/4 left is 3/8), and again once
+        // that grant is given back.
+        assert!(reserve(available / 5 * 2).is_some());
+        let quarter = reserve(available / 4);
+        assert!(quarter.is_some());
+        assert!(reserve(available / 5 * 2).is_none());
+        drop(quarter);
+        assert!(reserve(available / 5 * 2).is_some());
         // Refused before any allocation is tried: no OOM killer, no failure report.
         let len = available / core::mem::size_of::<u64>();
         assert!(matches!(

@@ -114,7 +114,8 @@ struct tw_info {
  *                 TW_MAX_BUDGET, an unknown flag, reserved not 0
  *         EBUSY   the instance was already configured or used
  *         ENOMEM  the storage could not be allocated, or one of its buffers would take more
- *                 than half the memory available (MemAvailable): nothing is configured
+ *                 than half the memory available (MemAvailable, less what other calls are
+ *                 still making): nothing is configured
  *         EINTR   a signal arrived while the storage was being made (only when capacity, slots
  *                 or ring is above 65536): nothing is configured, the call may be repeated
  */
