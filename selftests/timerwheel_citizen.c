@@ -1128,6 +1128,90 @@ TEST_F_TIMEOUT(file, instances_beyond_the_memory_fail_with_enomem_and_kill_nothi
 	EXPECT_EQ(0, ioctl(self->fd, TW_IOC_CONFIGURE, &c)) TH_LOG("%s", strerror(errno));
 }
 
+/* One of the threads making instances of the largest geometry at once. */
+struct maker {
+	pthread_t t;
+	const struct tw_config *c;
+	pthread_barrier_t *start;
+	int fds[16], n, ret, err;
+};
+
+/* Makes instances on new files, from when all threads are ready, until a CONFIGURE fails. */
+static void *make_instances(void *arg)
+{
+	struct maker *m = arg;
+
+	pthread_barrier_wait(m->start);
+	while (m->n < 16) {
+		m->fds[m->n] = open(TW_DEVICE, O_RDWR);
+		if (m->fds[m->n] < 0) {
+			m->ret = -1;
+			m->err = errno;
+			break;
+		}
+		m->ret = ioctl(m->fds[m->n], TW_IOC_CONFIGURE, m->c);
+		m->err = errno;
+		m->n++;
+		if (m->ret)
+			break;
+	}
+	return NULL;
+}
+
+/*
+ * The same made at once by 32 threads, each on files of its own, all starting together: the
+ * memory one CONFIGURE is granted counts as taken for the others while it is being made, so that
+ * however the threads meet, each ends with ENOMEM and the OOM killer never runs (before, every
+ * thread could be granted half of the same memory available at once).
+ */
+TEST_F_TIMEOUT(file, instances_made_at_once_beyond_the_memory_fail_with_enomem_and_kill_nothing,
+	       900)
+{
+	enum { T = 32 };
+	struct tw_config c = { .scheme = 7, .clock = TW_CLOCK_MANUAL, .capacity = TW_MAX_CAPACITY,
+			       .ring = TW_MAX_RING };
+	long long ram = (long long)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE);
+	long long oom_before = vmstat("oom_kill"), oom_after;
+	static struct maker m[T];
+	pthread_barrier_t start;
+	struct tw_stats st;
+	int i, k, made = 0;
+
+	if (self->fd < 0)
+		return;
+	if (oom_before < 0)
+		SKIP(return, "no oom_kill counter in /proc/vmstat");
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_CONFIGURE, &c)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	if (ram / (long long)st.memory_bytes >= T * 16)
+		SKIP(return, "%lld MiB of memory hold more than %d instances of %llu MiB", ram >> 20,
+		     T * 16, st.memory_bytes >> 20);
+	ASSERT_EQ(0, pthread_barrier_init(&start, NULL, T));
+	for (i = 0; i < T; i++) {
+		m[i] = (struct maker){ .c = &c, .start = &start };
+		ASSERT_EQ(0, pthread_create(&m[i].t, NULL, make_instances, &m[i]));
+	}
+	for (i = 0; i < T; i++)
+		pthread_join(m[i].t, NULL);
+	pthread_barrier_destroy(&start);
+	oom_after = vmstat("oom_kill");
+	for (i = 0; i < T; i++) {
+		made += m[i].n - !!m[i].ret;
+		if (m[i].n - !!m[i].ret)
+			TH_LOG("thread %d: %d instances, then %s", i, m[i].n - !!m[i].ret,
+			       m[i].ret ? strerror(m[i].err) : "configured");
+		EXPECT_EQ(-1, m[i].ret) TH_LOG("thread %d made all its instances", i);
+		EXPECT_EQ(ENOMEM, m[i].err) TH_LOG("thread %d", i);
+	}
+	TH_LOG("%d instances of %llu MiB at once on %lld MiB of memory; OOM kills %lld", made + 1,
+	       st.memory_bytes >> 20, ram >> 20, oom_after - oom_before);
+	EXPECT_EQ(oom_before, oom_after) TH_LOG("the OOM killer ran");
+	for (i = 0; i < T; i++)
+		for (k = 0; k < m[i].n; k++)
+			if (m[i].fds[k] >= 0)
+				close(m[i].fds[k]);
+}
+
 TEST_F_TIMEOUT(file, nonblocking_read_beside_a_blocked_reader_gets_eagain, 120)
 {
 	struct blocked b = { 0 };
