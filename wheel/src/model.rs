@@ -377,6 +377,10 @@ pub struct Profile {
     /// The farthest a tickless advance goes at once: far enough to cross every level of a
     /// wheel, near enough that a test wheel whose top turns every few ticks keeps up.
     pub reach: u64,
+    /// Whether nearly every bounded call gets a budget of 1 to 3 units, so that ticks are left
+    /// half done most of the time and other calls come in between (mostly unlimited
+    /// otherwise).
+    pub tiny_budgets: bool,
 }
 
 impl Profile {
@@ -389,6 +393,7 @@ impl Profile {
             foresight,
             check_every: 64,
             reach: 1 << 34,
+            tiny_budgets: false,
         }
     }
 }
@@ -640,6 +645,9 @@ impl<'a, W: Scheme, C: Fn(&W)> Driver<'a, W, C> {
 
     /// A work budget: mostly unlimited, often tiny.
     fn budget(&mut self) -> Work {
+        if self.profile.tiny_budgets && self.rng.within(0, 10) != 0 {
+            return Work::new(self.rng.within(1, 4) as usize);
+        }
         match self.rng.within(0, 10) {
             0..=5 => Work::unlimited(),
             6..=8 => Work::new(self.rng.within(1, 4) as usize),

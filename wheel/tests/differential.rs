@@ -72,6 +72,7 @@ fn differential(kind: SchemeKind) {
         foresight: Foresight::Partial,
         check_every: u64::MAX,
         reach: 1 << 34,
+        tiny_budgets: false,
     };
     let mut all = Stats::default();
     for run in 0..RUNS {

@@ -423,6 +423,7 @@ mod tests {
             foresight: Foresight::Exact,
             check_every: 1,
             reach: 1 << 34,
+            tiny_budgets: false,
         };
         for (seed, start) in [(1, 0), (2, (1 << 32) - 50), (3, u64::MAX - 1000)] {
             check_against(&mut wheel(64, 50, start), seed, 100_000, &profile, check);

@@ -681,6 +681,7 @@ mod tests {
             foresight: Foresight::Exact,
             check_every: 1,
             reach: 1 << 34,
+            tiny_budgets: false,
         };
         for (seed, slots, start) in [(4, 16, 0), (5, 8, (1 << 32) - 50), (6, 1, u64::MAX - 1000)] {
             check_against(&mut wheel(64, slots, start), seed, 100_000, &profile, check);

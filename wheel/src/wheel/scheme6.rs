@@ -1302,6 +1302,7 @@ mod tests {
             foresight: Foresight::Partial,
             check_every: 1,
             reach: 1 << 34,
+            tiny_budgets: false,
         };
         for (seed, slots, start) in [(7, 16, 0), (8, 8, (1 << 32) - 50), (9, 1, u64::MAX - 1000)] {
             check_against(&mut wheel(64, slots, start), seed, 100_000, &profile, check);

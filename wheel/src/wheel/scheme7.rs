@@ -1347,6 +1347,7 @@ mod tests {
         foresight: Foresight::Partial,
         check_every: 64,
         reach: 1 << 34,
+        tiny_budgets: false,
     };
 
     /// Runs the model on a `D`-level wheel started at `start`, its tickless jumps crossing a
