@@ -511,7 +511,11 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
             }
         }
         match self.list_for(self.arena.remaining(deadline)) {
-            Some(to) if to == list => {
+            // While a tick is half done, the top list under the pointer may be the one its
+            // cascade has still to empty, and the timer one it has not reached yet: kept in
+            // place, it would end that cascade early (see [`Self::cascade`]), leaving the rest
+            // a turn late. It goes to the list's end, as a start there would.
+            Some(to) if to == list && !(self.arena.ticking() && list >= Self::TOP) => {
                 if put_off {
                     self.put_off -= 1;
                     self.arena.retag(idx, list as u32);
@@ -659,9 +663,10 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     }
 
     /// Empties the slot `level`'s pointer is on: its timers migrate down a level or more, or
-    /// are due. A timer filed back onto it (a full top turn away, started since the tick
-    /// began) ends the cascade: everything after it came later still. `false` if `work` ran
-    /// out first.
+    /// are due. A timer filed back onto it (a full top turn away, started or moved since the
+    /// tick began, and so linked at its end: see [`Self::retime`]) ends the cascade: everything
+    /// after it came later still, and is due a turn from now at the earliest, the list's bound
+    /// from then on. `false` if `work` ran out first.
     fn cascade(&mut self, level: usize, work: &mut Work, first: &mut bool) -> bool {
         let slot = ((self.arena.now() >> (LVL_BITS as usize * level)) & LVL_MASK) as usize;
         let list = level * LVL_SIZE + slot;
@@ -676,6 +681,10 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
             }
             let to = self.list_of(head);
             if to == Some(list) {
+                // Only the top level's ring files a timer under its own pointer.
+                debug_assert_eq!(level, DEPTH - 1, "a timer filed back below the top");
+                let span = Pow2::<DEPTH>.span(level);
+                self.low[list] = self.arena.now().wrapping_add(span << LVL_BITS);
                 return true;
             }
             if work.is_spent() && !*first {
@@ -1329,6 +1338,82 @@ mod tests {
             Err(Error::Config)
         ));
         assert!(Hierarchical::<HostStorage, 10>::new(&c).is_ok());
+    }
+
+    /// Leaves tick `t`, on which the top level turns onto a busy slot, half done: its cascade
+    /// has moved the first timer of that slot and no more.
+    fn half_done_on_the_top(w: &mut Wheel<LVL_DEPTH>, t: u64) {
+        loop {
+            let r = w.advance(t, Clock::Tickless, &mut Work::new(1));
+            if w.now() == t && r == Advanced::OutOfWork && w.arena.ticking() {
+                return;
+            }
+            assert!(w.now() != t || r != Advanced::Due, "tick {t} done at once");
+        }
+    }
+
+    /// Every timer fired as the clock runs from next work to next work, from a complete tick,
+    /// by id and tick, each step checked: next work after now, and no later than the earliest
+    /// deadline.
+    fn run_out(w: &mut Wheel<LVL_DEPTH>, deadlines: &[(u64, u64)]) -> Vec<(u64, u64)> {
+        let mut fired = Vec::new();
+        while let Some(next) = w.next_work() {
+            let ahead = next.wrapping_sub(w.now());
+            let earliest = deadlines
+                .iter()
+                .filter(|(id, _)| !fired.iter().any(|(f, _)| f == id))
+                .map(|(_, d)| d.wrapping_sub(w.now()))
+                .min()
+                .unwrap();
+            assert!(
+                (1..=earliest).contains(&ahead),
+                "next work {ahead} ticks ahead of {}, the earliest deadline {earliest}",
+                w.now()
+            );
+            w.advance(next, Clock::Tickless, &mut Work::unlimited());
+            while let Some(e) = w.pop_expired() {
+                fired.push((e.id, w.now()));
+            }
+        }
+        fired
+    }
+
+    /// A timer moved, while the tick on which the top level turns onto its slot is half done,
+    /// to a deadline a full turn away, on that same slot: it goes to the end of the list the
+    /// cascade is emptying, and every timer behind it still leaves the slot on that tick.
+    /// Kept in place at the head, it ended the cascade there, and the timer behind it fired a
+    /// turn (2^36 ticks) late.
+    #[test]
+    fn a_timer_moved_a_turn_on_during_the_top_cascade_strands_none() {
+        let mut w = wheel::<LVL_DEPTH>(0);
+        let (t, turn) = (1 << 30, 1 << 36);
+        w.start(t + 5, 0).unwrap();
+        let b = w.start(t + 7, 1).unwrap();
+        w.start(t + 9, 2).unwrap();
+        half_done_on_the_top(&mut w, t);
+        w.reschedule(b, turn, turn).unwrap();
+        w.advance(t, Clock::Tickless, &mut Work::unlimited());
+        assert!(!w.arena.ticking());
+        let fired = run_out(&mut w, &[(0, t + 5), (1, t + turn), (2, t + 9)]);
+        assert_eq!(fired, [(0, t + 5), (2, t + 9), (1, t + turn)]);
+    }
+
+    /// A timer started a full turn away while that tick is half done lands on the slot under
+    /// the top pointer, behind the timers the cascade has still to move; once the cascade
+    /// reaches it, the slot's bound is a turn on, not the tick just gone, so that next work
+    /// after the tick is a tick to come (it named a tick gone, 2^64 - 2 ticks ahead).
+    #[test]
+    fn a_timer_started_a_turn_on_during_the_top_cascade_keeps_next_work_ahead() {
+        let mut w = wheel::<LVL_DEPTH>(0);
+        let (t, turn) = (1 << 30, 1 << 36);
+        w.start(t + 5, 0).unwrap();
+        w.start(t + 7, 1).unwrap();
+        half_done_on_the_top(&mut w, t);
+        w.start(turn, 2).unwrap();
+        w.advance(t, Clock::Tickless, &mut Work::unlimited());
+        assert!(!w.arena.ticking());
+        let fired = run_out(&mut w, &[(0, t + 5), (1, t + 7), (2, t + turn)]);
+        assert_eq!(fired, [(0, t + 5), (1, t + 7), (2, t + turn)]);
     }
 
     /// Intervals that reach every level, the top ring and the overflow list of wheels with
