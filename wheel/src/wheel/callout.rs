@@ -182,7 +182,8 @@ pub struct Callouts<S: Storage> {
 /// When `best` goes (fired or cancelled between two calls), the walk goes back to the chain's
 /// head the first time, and after that goes on from `at` (`lost`), returning to the head only
 /// if nothing after `at` matches: callouts that fire one by one while a long chain is walked
-/// cannot keep sending it back to the head.
+/// cannot keep sending it back to the head. When a match is reset (by its caller, who is also
+/// the walk's), the walk goes back to the head, every match to be compared again.
 #[derive(Clone, Copy, Debug)]
 struct Search {
     func: u64,
@@ -324,7 +325,8 @@ impl<S: Storage> Callouts<S> {
     /// again from the chain's head, the first time; after that it goes on among the callouts
     /// after where it was, and cancels the one due first among those, going back to the head
     /// only if none matches, so that callouts firing one by one during a long walk cannot keep
-    /// it walking); [`Error::NotFound`] if there is none. A call with another key, or
+    /// it walking); [`Error::NotFound`] if there is none. A [`Callouts::reset`] of one of
+    /// the matches meanwhile sends the walk back to the chain's head. A call with another key, or
     /// [`Callouts::abandon_untimeout`], drops a walk in progress.
     pub fn untimeout_within(
         &mut self,
@@ -402,7 +404,25 @@ impl<S: Storage> Callouts<S> {
         work: &mut Work,
     ) -> Result<(), Error> {
         self.scheme
-            .reschedule_within(handle, earliest, latest, work)
+            .reschedule_within(handle, earliest, latest, work)?;
+        if self.search.is_some() {
+            self.restart_search_for(handle.index());
+        }
+        Ok(())
+    }
+
+    /// Sends the walk of an `untimeout` in progress back to its chain's head when the callout
+    /// at `idx`, just moved, is one of its matches: what it compared against the old deadline
+    /// may compare otherwise against the new one, before or after where the walk stands.
+    #[cold]
+    fn restart_search_for(&mut self, idx: u32) {
+        let Some(mut s) = self.search else { return };
+        if self.is_legacy(idx) && self.slots[idx as usize].is(s.func, s.arg) {
+            s.at = self.buckets[self.bucket(s.func, s.arg)];
+            s.best = NIL;
+            s.lost = false;
+            self.search = Some(s);
+        }
     }
 
     /// The tick the outstanding callout `handle` is due on, or `None` if it is stale.
@@ -722,6 +742,40 @@ mod tests {
                 return Ok(calls);
             }
             between(c, calls);
+        }
+    }
+
+    /// A match reset while a walk of `untimeout` is cut short: the walk compares every match
+    /// again, and cancels the one due first after the reset. It went on with the best match it
+    /// had, which the reset moved after a match the walk had already passed, and cancelled the
+    /// one due at 90 where the one due at 50 fires first.
+    #[test]
+    fn untimeout_after_a_reset_during_its_walk_cancels_the_one_due_first() {
+        for kind in SchemeKind::ALL {
+            let config = Config {
+                capacity: 8,
+                slots: 256,
+                start: 0,
+            };
+            let mut c = Callouts::<HostStorage>::new(kind, &config).unwrap();
+            let y = c.timeout(5, 6, 90).unwrap();
+            let x = c.timeout(5, 6, 10).unwrap();
+            let z = c.timeout(5, 6, 50).unwrap();
+            // The chain runs newest first (z, x, y): two steps compare z and x, x the best.
+            assert_eq!(
+                c.untimeout_within(5, 6, &mut Work::new(2)),
+                Ok(None),
+                "{kind:?}"
+            );
+            c.reset(x, 100, 100, &mut Work::unlimited()).unwrap();
+            while c.placing() {
+                c.place(&mut Work::unlimited());
+            }
+            let cancelled = c.untimeout_within(5, 6, &mut Work::unlimited());
+            assert_eq!(cancelled, Ok(Some(50)), "{kind:?}");
+            assert_eq!(c.unsetcallout(z), Err(Error::Stale), "{kind:?}");
+            assert_eq!(c.deadline(y), Some(90), "{kind:?}");
+            assert_eq!(c.deadline(x), Some(100), "{kind:?}");
         }
     }
 
