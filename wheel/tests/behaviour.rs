@@ -665,6 +665,36 @@ fn idle_ticks_are_skipped_cheaply() {
     }
 }
 
+/// A timer far beyond every level and turn (up to 2^62 ticks): the tickless clock reaches it in a
+/// handful of units, and it fires on its deadline. Scheme 7 stepped from one move of its top
+/// level's pointer to the next while only its overflow list was busy: a unit each 2^30 ticks,
+/// some 2 million for a timer 2^51 ticks away.
+#[test]
+fn a_far_timer_is_reached_in_a_few_units() {
+    for shift in [40, 51, 62] {
+        for (kind, mut s) in backends(16, 5) {
+            let name = kind.name();
+            let interval = max_interval(kind).min(1 << shift);
+            s.start(interval, 1).unwrap();
+            let (mut work, mut steps) = (Work::unlimited(), 0);
+            let mut fired = None;
+            while fired.is_none() {
+                let next = s.next_work().expect("a timer pending");
+                s.advance(next, Clock::Tickless, &mut work);
+                fired = s.pop_expired().map(|e| (e.id, s.now()));
+                steps += 1;
+                assert!(steps <= 8, "{name}: {steps} steps to 2^{shift} ticks on");
+            }
+            assert_eq!(fired, Some((1, 5 + interval)), "{name}");
+            assert!(
+                work.done() <= 16,
+                "{name}: {} units for 2^{shift} idle ticks",
+                work.done()
+            );
+        }
+    }
+}
+
 #[test]
 fn reschedule_in_place_keeps_handle_and_id() {
     for (kind, mut s) in backends(16, 100) {

@@ -754,8 +754,16 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
             best = Some(best.map_or(tick, |b| self.arena.sooner(b, tick)));
         }
         if !self.overflow().is_empty() {
+            // The top pointer's next move walks the overflow list; but no move before the one
+            // that brings its bound within the top level's turn moves anything off it.
             let span = Pow2::<DEPTH>.span(DEPTH - 1);
-            let tick = (now & !(span - 1)).wrapping_add(span);
+            let next_move = (now & !(span - 1)).wrapping_add(span);
+            let near = self.low[Self::OVERFLOW].wrapping_sub(span << LVL_BITS) & !(span - 1);
+            let ahead = near.wrapping_sub(now);
+            let tick = match ahead > next_move.wrapping_sub(now) && ahead < super::MAX_INTERVAL {
+                true => near,
+                false => next_move,
+            };
             best = Some(best.map_or(tick, |b| self.arena.sooner(b, tick)));
         }
         best
