@@ -1072,6 +1072,31 @@ static long long vmstat(const char *name)
 	return found;
 }
 
+/* The largest geometry the uapi accepts: scheme 7, TW_MAX_CAPACITY callouts, TW_MAX_RING. */
+static const struct tw_config largest = { .scheme = 7, .clock = TW_CLOCK_MANUAL,
+					  .capacity = TW_MAX_CAPACITY, .ring = TW_MAX_RING };
+
+/*
+ * Configures the largest geometry on `fd`, which tells the size of each (in st). Returns 0, or
+ * -1 with the test skipped where /proc/vmstat has no oom_kill counter or the machine's memory
+ * holds `most` instances or more.
+ */
+static int largest_first(struct __test_metadata *_metadata, int fd, long long most,
+			 struct tw_stats *st)
+{
+	long long ram = (long long)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE);
+
+	if (vmstat("oom_kill") < 0)
+		SKIP(return -1, "no oom_kill counter in /proc/vmstat");
+	ASSERT_EQ(0, ioctl(fd, TW_IOC_CONFIGURE, &largest)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, get_stats(fd, st));
+	ASSERT_LT(0, st->memory_bytes);
+	if (ram / (long long)st->memory_bytes >= most)
+		SKIP(return -1, "%lld MiB of memory hold more than %lld instances of %llu MiB",
+		     ram >> 20, most, st->memory_bytes >> 20);
+	return 0;
+}
+
 /*
  * Instances of the largest geometry (scheme 7, TW_MAX_CAPACITY callouts with the legacy tables,
  * TW_MAX_RING records), made on one file after another until the machine's memory cannot hold
@@ -1083,25 +1108,15 @@ static long long vmstat(const char *name)
 TEST_F_TIMEOUT(file, instances_beyond_the_memory_fail_with_enomem_and_kill_nothing, 900)
 {
 	enum { MAX_FILES = 64 };
-	struct tw_config c = { .scheme = 7, .clock = TW_CLOCK_MANUAL, .capacity = TW_MAX_CAPACITY,
-			       .ring = TW_MAX_RING };
+	const struct tw_config c = largest;
 	long long ram = (long long)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE);
 	long long oom_before = vmstat("oom_kill"), oom_after;
 	int fds[MAX_FILES], n = 0, ret = 0, err = 0, i;
 	struct tw_stats st;
 	__u64 t0, t = 0;
 
-	if (self->fd < 0)
+	if (self->fd < 0 || largest_first(_metadata, self->fd, MAX_FILES - 1, &st))
 		return;
-	if (oom_before < 0)
-		SKIP(return, "no oom_kill counter in /proc/vmstat");
-	/* The first instance tells the size of each. */
-	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_CONFIGURE, &c)) TH_LOG("%s", strerror(errno));
-	ASSERT_EQ(0, get_stats(self->fd, &st));
-	ASSERT_LT(0, st.memory_bytes);
-	if (ram / (long long)st.memory_bytes + 1 >= MAX_FILES)
-		SKIP(return, "%lld MiB of memory hold more than %d instances of %llu MiB", ram >> 20,
-		     MAX_FILES, st.memory_bytes >> 20);
 	while (n < MAX_FILES) {
 		fds[n] = tw_open(_metadata);
 		ASSERT_LE(0, fds[n]);
@@ -1168,8 +1183,6 @@ TEST_F_TIMEOUT(file, instances_made_at_once_beyond_the_memory_fail_with_enomem_a
 	       900)
 {
 	enum { T = 32 };
-	struct tw_config c = { .scheme = 7, .clock = TW_CLOCK_MANUAL, .capacity = TW_MAX_CAPACITY,
-			       .ring = TW_MAX_RING };
 	long long ram = (long long)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE);
 	long long oom_before = vmstat("oom_kill"), oom_after;
 	static struct maker m[T];
@@ -1177,18 +1190,11 @@ TEST_F_TIMEOUT(file, instances_made_at_once_beyond_the_memory_fail_with_enomem_a
 	struct tw_stats st;
 	int i, k, made = 0;
 
-	if (self->fd < 0)
+	if (self->fd < 0 || largest_first(_metadata, self->fd, T * 16, &st))
 		return;
-	if (oom_before < 0)
-		SKIP(return, "no oom_kill counter in /proc/vmstat");
-	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_CONFIGURE, &c)) TH_LOG("%s", strerror(errno));
-	ASSERT_EQ(0, get_stats(self->fd, &st));
-	if (ram / (long long)st.memory_bytes >= T * 16)
-		SKIP(return, "%lld MiB of memory hold more than %d instances of %llu MiB", ram >> 20,
-		     T * 16, st.memory_bytes >> 20);
 	ASSERT_EQ(0, pthread_barrier_init(&start, NULL, T));
 	for (i = 0; i < T; i++) {
-		m[i] = (struct maker){ .c = &c, .start = &start };
+		m[i] = (struct maker){ .c = &largest, .start = &start };
 		ASSERT_EQ(0, pthread_create(&m[i].t, NULL, make_instances, &m[i]));
 	}
 	for (i = 0; i < T; i++)
