@@ -299,15 +299,15 @@ mod tests {
         let available = available();
         assert!(reserve(available / 2 + available / 4).is_none());
         assert!(reserve(usize::MAX).is_none());
-        // What is granted and not made yet counts as taken: 2/5 of the memory available fits
-        // alone, not beside a grant of a quarter (half of the 3/4 left is 3/8), and again once
+        // What is granted and not made yet counts as taken: 9/20 of the memory available fits
+        // alone, not beside a grant of a third (half of the 2/3 left is 1/3), and again once
         // that grant is given back.
-        assert!(reserve(available / 5 * 2).is_some());
-        let quarter = reserve(available / 4);
-        assert!(quarter.is_some());
-        assert!(reserve(available / 5 * 2).is_none());
-        drop(quarter);
-        assert!(reserve(available / 5 * 2).is_some());
+        assert!(reserve(available / 20 * 9).is_some());
+        let third = reserve(available / 3);
+        assert!(third.is_some());
+        assert!(reserve(available / 20 * 9).is_none());
+        drop(third);
+        assert!(reserve(available / 20 * 9).is_some());
         // Refused before any allocation is tried: no OOM killer, no failure report.
         let len = available / core::mem::size_of::<u64>();
         assert!(matches!(
