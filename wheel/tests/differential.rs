@@ -19,7 +19,6 @@ use std::io::Write;
 use std::time::Instant;
 use wheel::model::{Band, Driver, Foresight, Profile, Stats};
 use wheel::rng::Rng;
-use wheel::scheme7::Hierarchical;
 use wheel::{AnyScheme, Config, HostStorage, Scheme, SchemeKind};
 
 /// Calls per backend in a plain `cargo test`.
@@ -147,85 +146,4 @@ fn scheme6_hashed_unsorted() {
 #[test]
 fn scheme7_hierarchical() {
     differential(SchemeKind::Hierarchical);
-}
-
-/// Intervals for a shallow scheme 7: within a turn of its few levels, across their turns, and
-/// beyond its top level onto the overflow list.
-const SHALLOW: &[(u64, Band)] = &[
-    (30, Band::Upto(4)),
-    (20, Band::Upto(16)),
-    (10, Band::Upto(300)),
-    (5, Band::Turns(64)),
-    (5, Band::Turns(4096)),
-    (3, Band::Upto(5000)),
-    (3, Band::Between(4000, 4200)),
-    (2, Band::Turns(1 << 18)),
-    (2, Band::Pow2Edges),
-    (1, Band::Upto(1 << 40)),
-    (1, Band::Longest),
-];
-
-/// Scheme 7 with one, two and three levels: their top level's turn (64, 4096 and 2^18 ticks)
-/// comes often, and so do ticks on which its cascade is left half done by a small budget, with
-/// starts and reschedules onto the slot under the top pointer, a full turn away, made meanwhile.
-fn shallow<const DEPTH: usize>() {
-    let per_run = prop_ops(DEFAULT_OPS).div_ceil(RUNS * 4);
-    let base_seed = prop_seed();
-    for run in 0..RUNS {
-        for capacity in [2u32, 5, 16, 64] {
-            let seed = base_seed
-                ^ run.wrapping_mul(0x9e37_79b9_7f4a_7c15)
-                ^ (DEPTH as u64) << 56
-                ^ u64::from(capacity) << 48;
-            let mut rng = Rng::new(seed);
-            let start = match run % 4 {
-                0 => 0,
-                1 => u64::MAX - rng.within(0, 300),
-                2 => (1 << 32) - rng.within(0, 300),
-                _ => rng.next_u64(),
-            };
-            let config = Config {
-                capacity,
-                slots: 0,
-                start,
-            };
-            let mut w = Hierarchical::<HostStorage, DEPTH>::new(&config).unwrap();
-            let profile = Profile {
-                intervals: SHALLOW,
-                range: None,
-                foresight: Foresight::Partial,
-                check_every: u64::MAX,
-                reach: 1 << (6 * DEPTH + 2),
-                tiny_budgets: true,
-            };
-            let label = format!(
-                "scheme 7 of {DEPTH} levels, base seed {base_seed:#x} (rerun: \
-                 WHEEL_PROP_SEED={base_seed} cargo test --test differential), run {run} seed \
-                 {seed:#x}, {config:?}"
-            );
-            let mut d = Driver::new(
-                &mut w,
-                seed,
-                profile,
-                |_: &Hierarchical<_, DEPTH>| {},
-                label,
-            );
-            d.run(per_run);
-        }
-    }
-}
-
-#[test]
-fn scheme7_of_one_level() {
-    shallow::<1>();
-}
-
-#[test]
-fn scheme7_of_two_levels() {
-    shallow::<2>();
-}
-
-#[test]
-fn scheme7_of_three_levels() {
-    shallow::<3>();
 }

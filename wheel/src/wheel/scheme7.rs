@@ -1444,10 +1444,12 @@ mod tests {
     };
 
     /// Runs the model on a `D`-level wheel started at `start`, its tickless jumps crossing a
-    /// few turns of the top level at most (each turn is a step with the overflow list busy).
-    fn against_model<const D: usize>(start: u64, seed: u64, ops: u64) {
+    /// few turns of the top level at most (each turn is a step with the overflow list busy),
+    /// with `tiny_budgets` if asked (see [`Profile`]).
+    fn against_model<const D: usize>(start: u64, seed: u64, ops: u64, tiny_budgets: bool) {
         let profile = Profile {
             reach: 1 << (LVL_BITS as usize * D + 2).min(34),
+            tiny_budgets,
             ..PROFILE
         };
         check_against(
@@ -1461,17 +1463,29 @@ mod tests {
 
     #[test]
     fn random_ops_match_model() {
-        against_model::<LVL_DEPTH>(0, 1, 200_000);
-        against_model::<LVL_DEPTH>(u64::MAX - 1000, 2, 200_000);
-        against_model::<LVL_DEPTH>((1 << 32) - 20_000, 3, 100_000);
-        against_model::<LVL_DEPTH>((5 << 30) - 3000, 4, 100_000);
+        against_model::<LVL_DEPTH>(0, 1, 200_000, false);
+        against_model::<LVL_DEPTH>(u64::MAX - 1000, 2, 200_000, false);
+        against_model::<LVL_DEPTH>((1 << 32) - 20_000, 3, 100_000, false);
+        against_model::<LVL_DEPTH>((5 << 30) - 3000, 4, 100_000, false);
     }
 
     #[test]
     fn random_ops_match_model_through_overflow() {
-        against_model::<1>(u64::MAX - 5000, 5, 100_000);
-        against_model::<2>(0, 6, 200_000);
-        against_model::<2>(u64::MAX - 30_000, 7, 200_000);
-        against_model::<3>(u64::MAX - 100, 8, 100_000);
+        against_model::<1>(u64::MAX - 5000, 5, 100_000, false);
+        against_model::<2>(0, 6, 200_000, false);
+        against_model::<2>(u64::MAX - 30_000, 7, 200_000, false);
+        against_model::<3>(u64::MAX - 100, 8, 100_000, false);
+    }
+
+    /// The same with budgets of 1 to 3 units on nearly every call: the ticks on which the top
+    /// level turns are left half done most of the time, and timers are started and moved onto
+    /// the slot under its pointer, a full turn on, meanwhile (see [`Hierarchical::cascade`]).
+    #[test]
+    fn random_ops_match_model_with_ticks_half_done() {
+        against_model::<1>(u64::MAX - 5000, 9, 200_000, true);
+        against_model::<1>(0, 10, 200_000, true);
+        against_model::<2>(0, 11, 200_000, true);
+        against_model::<2>(u64::MAX - 30_000, 12, 200_000, true);
+        against_model::<3>(u64::MAX - 100, 13, 200_000, true);
     }
 }
