@@ -342,7 +342,7 @@ impl<S: Storage> Callouts<S> {
             _ => Search {
                 func,
                 arg,
-                at: self.buckets[self.bucket(func, arg)],
+                at: self.chain(func, arg),
                 best: NIL,
                 restarted: false,
                 lost: false,
@@ -373,7 +373,7 @@ impl<S: Storage> Callouts<S> {
             }
             // A best match went, and nothing after it matched: what is left is before it.
             s.lost = false;
-            s.at = self.buckets[self.bucket(func, arg)];
+            s.at = self.chain(func, arg);
         }
         if s.best == NIL {
             return Err(Error::NotFound);
@@ -405,20 +405,20 @@ impl<S: Storage> Callouts<S> {
     ) -> Result<(), Error> {
         self.scheme
             .reschedule_within(handle, earliest, latest, work)?;
-        if self.search.is_some() {
-            self.restart_search_for(handle.index());
+        if let Some(s) = self.search {
+            self.restart_search_for(s, handle.index());
         }
         Ok(())
     }
 
-    /// Sends the walk of an `untimeout` in progress back to its chain's head when the callout
-    /// at `idx`, just moved, is one of its matches: what it compared against the old deadline
-    /// may compare otherwise against the new one, before or after where the walk stands.
+    /// Sends `s`, the walk of an `untimeout` in progress, back to its chain's head when the
+    /// callout at `idx`, just moved, is one of its matches: what it compared against the old
+    /// deadline may compare otherwise against the new one, before or after where the walk
+    /// stands.
     #[cold]
-    fn restart_search_for(&mut self, idx: u32) {
-        let Some(mut s) = self.search else { return };
+    fn restart_search_for(&mut self, mut s: Search, idx: u32) {
         if self.is_legacy(idx) && self.slots[idx as usize].is(s.func, s.arg) {
-            s.at = self.buckets[self.bucket(s.func, s.arg)];
+            s.at = self.chain(s.func, s.arg);
             s.best = NIL;
             s.lost = false;
             self.search = Some(s);
@@ -556,6 +556,11 @@ impl<S: Storage> Callouts<S> {
         (hash(func, arg) & self.mask) as usize
     }
 
+    /// The first slot on the chain of `(func, arg)`'s bucket, or [`NIL`].
+    fn chain(&self, func: u64, arg: u64) -> u32 {
+        self.buckets[self.bucket(func, arg)]
+    }
+
     /// Pushes slot `idx`, on no chain, onto the front of its chain.
     fn link(&mut self, idx: u32, func: u64, arg: u64) {
         let b = self.bucket(func, arg);
@@ -604,7 +609,7 @@ impl<S: Storage> Callouts<S> {
                 match s.restarted {
                     false => {
                         s.restarted = true;
-                        s.at = self.buckets[self.bucket(s.func, s.arg)];
+                        s.at = self.chain(s.func, s.arg);
                     }
                     true => s.lost = true,
                 }
