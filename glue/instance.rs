@@ -333,10 +333,7 @@ impl Instance {
             if between_holds() && undo {
                 match is_start {
                     true => {
-                        self.core.hold(|st, work| st.cancel_new(h, work));
-                        // The clock may have been armed for it meanwhile (a callback's
-                        // search counts a timer being placed), as `write_back` knows.
-                        self.arm();
+                        self.cancel_new(h);
                         return Err(EINTR);
                     }
                     false if self.core.hold(|st, _| st.abandon_reset()) => {
@@ -395,10 +392,15 @@ impl Instance {
     /// (the real clock, or an ADVANCE from another thread) is not cancelled: its record is in
     /// the ring already.
     fn write_back<T: AsBytes>(&self, w: &mut UserSliceWriter, v: &T, h: Handle) -> Result {
-        w.write(v).inspect_err(|_| {
-            self.core.hold(|st, work| st.cancel_new(h, work));
-            self.arm();
-        })
+        w.write(v).inspect_err(|_| self.cancel_new(h))
+    }
+
+    /// Cancels new callout `h` again (nothing if it fired meanwhile), and arms the clock for
+    /// what is left: it may have been armed for `h` (a callback's search counts a callout
+    /// still being placed, too).
+    fn cancel_new(&self, h: Handle) {
+        self.core.hold(|st, work| st.cancel_new(h, work));
+        self.arm();
     }
 
     fn ioctl_unset(&self, mut r: UserSliceReader) -> Result {
@@ -482,11 +484,8 @@ impl Instance {
             return Err(EINVAL);
         }
         let count = b.count as usize;
-        let user = UserSlice::new(
-            UserPtr::from_addr(b.ops as usize),
-            count * core::mem::size_of::<tw_op>(),
-        );
-        let (mut r, mut w) = user.reader_writer();
+        let (addr, len) = (b.ops as usize, count * core::mem::size_of::<tw_op>());
+        let (mut r, mut w) = user_at(addr, len).reader_writer();
         // Read every operation once, before running any: a bad pointer runs nothing. The copy
         // is sized by the caller (up to TW_MAX_BATCH operations): charged to its memory cgroup.
         let mut ops = KVVec::with_capacity(count, GFP_KERNEL_ACCOUNT | __GFP_NOWARN)?;
@@ -495,12 +494,7 @@ impl Instance {
         }
         // And write them back as they are: an array the results cannot be written to (a
         // read-only mapping) runs nothing either, rather than callouts whose handles are lost.
-        UserSlice::new(
-            UserPtr::from_addr(b.ops as usize),
-            count * core::mem::size_of::<tw_op>(),
-        )
-        .writer()
-        .write_slice(ops.as_bytes())?;
+        user_at(addr, len).writer().write_slice(ops.as_bytes())?;
         // A batch waiting for another's long operation has done nothing: a signal then
         // restarts it (ERESTARTSYS), as every other call waiting so.
         let slow = self.core.slow()?;
@@ -740,7 +734,7 @@ macro_rules! misc_device {
             }
 
             fn ioctl(me: Pin<&Instance>, _file: &File, cmd: u32, arg: usize) -> Result<isize> {
-                let user = UserSlice::new(UserPtr::from_addr(arg), _IOC_SIZE(cmd));
+                let user = user_at(arg, _IOC_SIZE(cmd));
                 match cmd {
                     TW_IOC_INFO => ioctl_info(user.writer()),
                     TW_IOC_CONFIGURE => me.ioctl_configure(user.reader()),
