@@ -1143,12 +1143,15 @@ TEST_F_TIMEOUT(file, instances_beyond_the_memory_fail_with_enomem_and_kill_nothi
 	EXPECT_EQ(0, ioctl(self->fd, TW_IOC_CONFIGURE, &c)) TH_LOG("%s", strerror(errno));
 }
 
+/* The most files each of the threads making instances of the largest geometry opens. */
+#define MAKER_FILES 16
+
 /* One of the threads making instances of the largest geometry at once. */
 struct maker {
 	pthread_t t;
 	const struct tw_config *c;
 	pthread_barrier_t *start;
-	int fds[16], n, ret, err;
+	int fds[MAKER_FILES], n, ret, err;
 };
 
 /* Makes instances on new files, from when all threads are ready, until a CONFIGURE fails. */
@@ -1157,7 +1160,7 @@ static void *make_instances(void *arg)
 	struct maker *m = arg;
 
 	pthread_barrier_wait(m->start);
-	while (m->n < 16) {
+	while (m->n < MAKER_FILES) {
 		m->fds[m->n] = open(TW_DEVICE, O_RDWR);
 		if (m->fds[m->n] < 0) {
 			m->ret = -1;
@@ -1190,7 +1193,7 @@ TEST_F_TIMEOUT(file, instances_made_at_once_beyond_the_memory_fail_with_enomem_a
 	struct tw_stats st;
 	int i, k, made = 0;
 
-	if (self->fd < 0 || largest_first(_metadata, self->fd, T * 16, &st))
+	if (self->fd < 0 || largest_first(_metadata, self->fd, T * MAKER_FILES, &st))
 		return;
 	ASSERT_EQ(0, pthread_barrier_init(&start, NULL, T));
 	for (i = 0; i < T; i++) {
