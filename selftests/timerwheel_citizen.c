@@ -12,7 +12,8 @@
  *   readers    several readers of one file, a record wakes one blocked reader (and each the
  *              next while records are left), a reader blocked across close and signals,
  *              O_NONBLOCK beside a blocked reader, a long read ended early by signals;
- *              instances beyond the machine's memory fail with ENOMEM, killing nothing
+ *              instances beyond the machine's memory, made one after another or by 32
+ *              threads at once, fail with ENOMEM, killing nothing
  *   hotplug    the real clock fires every callout once, never early, while a CPU goes offline
  *              and online again and again (one variant per scheme)
  *   poll       poll and epoll (level and edge) readiness (one variant per scheme)
@@ -1108,7 +1109,6 @@ static int largest_first(struct __test_metadata *_metadata, int fd, long long mo
 TEST_F_TIMEOUT(file, instances_beyond_the_memory_fail_with_enomem_and_kill_nothing, 900)
 {
 	enum { MAX_FILES = 64 };
-	const struct tw_config c = largest;
 	long long ram = (long long)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE);
 	long long oom_before = vmstat("oom_kill"), oom_after;
 	int fds[MAX_FILES], n = 0, ret = 0, err = 0, i;
@@ -1121,7 +1121,7 @@ TEST_F_TIMEOUT(file, instances_beyond_the_memory_fail_with_enomem_and_kill_nothi
 		fds[n] = tw_open(_metadata);
 		ASSERT_LE(0, fds[n]);
 		t0 = now_ns();
-		ret = ioctl(fds[n], TW_IOC_CONFIGURE, &c);
+		ret = ioctl(fds[n], TW_IOC_CONFIGURE, &largest);
 		err = errno;
 		t = now_ns() - t0;
 		n++;
@@ -1140,7 +1140,7 @@ TEST_F_TIMEOUT(file, instances_beyond_the_memory_fail_with_enomem_and_kill_nothi
 	close(self->fd);
 	self->fd = tw_open(_metadata);
 	ASSERT_LE(0, self->fd);
-	EXPECT_EQ(0, ioctl(self->fd, TW_IOC_CONFIGURE, &c)) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(0, ioctl(self->fd, TW_IOC_CONFIGURE, &largest)) TH_LOG("%s", strerror(errno));
 }
 
 /* The most files each of the threads making instances of the largest geometry opens. */
