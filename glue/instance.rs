@@ -601,10 +601,10 @@ impl Instance {
         }
         let mut buf = [tw_fired::default(); CHUNK];
         let mut total = 0;
+        // Whether this reader saw records left in the ring when it last held the lock.
+        let mut more = false;
         while total < want {
-            // Readers wait exclusively and a notification wakes one: a reader that leaves
-            // records in the ring, whether it took some or leaves on a signal, wakes the next.
-            let (n, more) = {
+            let n = {
                 let mut st = self.core.state.lock();
                 if total == 0 {
                     while st.ring.is_empty() {
@@ -612,6 +612,8 @@ impl Instance {
                             return Err(EAGAIN);
                         }
                         if self.core.readable.wait_interruptible(&mut st) {
+                            // The wake-up of a record may have come to this reader: the next
+                            // one has it, should the record still be there.
                             let more = !st.ring.is_empty();
                             drop(st);
                             if more {
@@ -622,11 +624,9 @@ impl Instance {
                     }
                 }
                 let n = st.ring.take(&mut buf[..CHUNK.min(want - total)]);
-                (n, !st.ring.is_empty())
+                more = !st.ring.is_empty();
+                n
             };
-            if more {
-                self.core.readable.notify_one();
-            }
             if n == 0 {
                 break;
             }
@@ -640,11 +640,7 @@ impl Instance {
                 let mut st = self.core.state.lock();
                 let lost = st.ring.put_back(&buf[copied..n]);
                 st.stats.ring_drops += lost as u64;
-                drop(st);
-                // Another reader may have gone to sleep on the ring emptied for this one.
-                if lost < n - copied {
-                    self.core.readable.notify_one();
-                }
+                more = !st.ring.is_empty();
                 break;
             }
             // A read of a million records is a long call too: it offers the CPU between chunks,
@@ -654,6 +650,12 @@ impl Instance {
             if total < want && between_holds() {
                 break;
             }
+        }
+        // Readers wait exclusively and a notification wakes one: a reader that leaves records in
+        // the ring, however it leaves, wakes the next (another may have gone to sleep on the ring
+        // this one emptied, before records were put back or came).
+        if more {
+            self.core.readable.notify_one();
         }
         if total == 0 {
             return Err(EFAULT);
