@@ -98,6 +98,23 @@ static void *flooder(void *arg)
 	return NULL;
 }
 
+/* The value of `key` in the file at `path` of "key: value" or "key:\tvalue" lines, or -1. */
+static long long key_value(const char *path, const char *key)
+{
+	char line[256];
+	size_t len = strlen(key);
+	long long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == ':')
+			v = strtoll(line + len + 1, NULL, 0);
+	fclose(f);
+	return v;
+}
+
 /* Reads a small text file (at most len - 1 bytes) into buf; 0, or -1 on failure. */
 static int read_text(const char *path, char *buf, size_t len)
 {
@@ -1252,15 +1269,12 @@ TEST_F_TIMEOUT(file, nonblocking_read_beside_a_blocked_reader_gets_eagain, 120)
 }
 
 /* The voluntary context switches of thread `tid` so far, or -1. */
-static long voluntary_switches(pid_t tid)
+static long long voluntary_switches(pid_t tid)
 {
-	char path[64], text[4096], *at;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
-	if (read_text(path, text, sizeof(text)))
-		return -1;
-	at = strstr(text, "\nvoluntary_ctxt_switches:");
-	return at ? strtol(at + strlen("\nvoluntary_ctxt_switches:"), NULL, 10) : -1;
+	return key_value(path, "voluntary_ctxt_switches");
 }
 
 /*
@@ -1276,7 +1290,7 @@ TEST_F_TIMEOUT(file, a_record_wakes_one_blocked_reader_and_each_the_next, 120)
 {
 	enum { R = 8 };
 	struct blocked b[R] = { 0 };
-	long before[R], after;
+	long long before[R], after;
 	pthread_t t[R];
 	int fd = self->fd, i, first = -1, woken = 0, done;
 	__u64 t0;
@@ -2134,23 +2148,13 @@ TEST_F(instance, failed_first_calls_leave_it_unconfigured)
 	munmap(req, 4096);
 }
 
-/* The value of `key` in /proc/self/fdinfo/FD ("key: value" or "key:\tvalue"), or -1. */
+/* The value of `key` in /proc/self/fdinfo/FD, or -1. */
 static long long fdinfo_value(int fd, const char *key)
 {
-	char path[64], line[256];
-	size_t len = strlen(key);
-	long long v = -1;
-	FILE *f;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && line[len] == ':')
-			v = strtoll(line + len + 1, NULL, 0);
-	fclose(f);
-	return v;
+	return key_value(path, key);
 }
 
 /*
