@@ -1222,9 +1222,10 @@ TEST_F_TIMEOUT(file, instances_made_at_once_beyond_the_memory_fail_with_enomem_a
 	pthread_barrier_destroy(&start);
 	oom_after = vmstat("oom_kill");
 	for (i = 0; i < T; i++) {
-		made += m[i].n - !!m[i].ret;
-		if (m[i].n - !!m[i].ret)
-			TH_LOG("thread %d: %d instances, then %s", i, m[i].n - !!m[i].ret,
+		k = m[i].n - !!m[i].ret; /* the instances thread i made */
+		made += k;
+		if (k)
+			TH_LOG("thread %d: %d instances, then %s", i, k,
 			       m[i].ret ? strerror(m[i].err) : "configured");
 		EXPECT_EQ(-1, m[i].ret) TH_LOG("thread %d made all its instances", i);
 		EXPECT_EQ(ENOMEM, m[i].err) TH_LOG("thread %d", i);
