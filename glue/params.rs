@@ -175,6 +175,7 @@ impl Params {
                 capacity,
                 slots,
                 start: c.start_tick,
+                ..Default::default()
             },
             tick_ns,
             ring,

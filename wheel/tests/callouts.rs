@@ -553,6 +553,7 @@ fn memory_per_callout_at_a_million() {
             capacity: n,
             slots: 4096,
             start: 0,
+            ..Default::default()
         };
         let both = Callouts::<HostStorage>::new(kind, &config).unwrap();
         let handles = Callouts::<HostStorage>::with_handles_only(kind, &config).unwrap();

@@ -58,7 +58,16 @@ fn run_config(kind: SchemeKind, run: u64, rng: &mut Rng) -> Config {
         SchemeKind::Straightforward => capacity.min(512),
         _ => capacity,
     };
-    common::config(kind, capacity, start)
+    // Generations from one end of their 40 bits to the other, so that runs wrap them too.
+    let generation = match run % 3 {
+        0 => 1,
+        1 => (1 << 40) - rng.within(1, 64),
+        _ => rng.next_u64(),
+    };
+    Config {
+        generation,
+        ..common::config(kind, capacity, start)
+    }
 }
 
 fn differential(kind: SchemeKind) {

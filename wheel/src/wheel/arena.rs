@@ -139,6 +139,10 @@ impl<S: Storage> Arena<S> {
         if cap == 0 || cap > MAX_CAPACITY {
             return Err(Error::Config);
         }
+        let generation = match config.generation & GENERATION_MASK {
+            0 => 1,
+            g => g,
+        };
         let entries = S::alloc(cap as usize, |i| Entry {
             id: 0,
             deadline: 0,
@@ -148,7 +152,7 @@ impl<S: Storage> Arena<S> {
             } else {
                 NIL
             },
-            tag: (1 << TAG_BITS) | u64::from(FREE),
+            tag: (generation << TAG_BITS) | u64::from(FREE),
         })?;
         Ok(Arena {
             entries,
@@ -639,6 +643,7 @@ mod tests {
             capacity: cap,
             slots: 1,
             start: 0,
+            ..Default::default()
         })
         .unwrap()
     }
@@ -694,12 +699,44 @@ mod tests {
     }
 
     #[test]
+    fn arenas_started_at_other_generations_issue_other_handles() {
+        let start = |generation| {
+            let mut a = Arena::<HostStorage>::new(&Config {
+                capacity: 2,
+                generation,
+                ..Default::default()
+            })
+            .unwrap();
+            let i = a.alloc(1, 1).unwrap();
+            a.retag(i, 0);
+            a
+        };
+        let (a, b) = (start(1), start(1 << 39));
+        let (ha, hb) = (a.handle(0), b.handle(0));
+        assert_ne!(ha, hb);
+        assert_eq!((a.resolve(ha), b.resolve(hb)), (Ok(0), Ok(0)));
+        assert_eq!(
+            (a.resolve(hb), b.resolve(ha)),
+            (Err(Error::Stale), Err(Error::Stale))
+        );
+        // Generation 0 is never issued, and only the low 40 bits count.
+        assert_eq!(start(0).handle(0), ha);
+        assert_eq!(start(1 << 40).handle(0), ha);
+        // An arena started at the last generation wraps past 0 on the first free.
+        let mut c = start(GENERATION_MASK);
+        assert_eq!(c.handle(0).generation(), GENERATION_MASK);
+        c.release(0);
+        assert_eq!(c.entry(0).generation(), 1);
+    }
+
+    #[test]
     fn capacity_is_bounded() {
         let new = |capacity| {
             Arena::<HostStorage>::new(&Config {
                 capacity,
                 slots: 1,
                 start: 0,
+                ..Default::default()
             })
         };
         assert!(new(0).is_err());
@@ -809,6 +846,7 @@ mod tests {
             capacity: 1,
             slots: 1,
             start: u64::MAX,
+            ..Default::default()
         })
         .unwrap();
         assert_eq!(a.deadline(0), Err(Error::Interval));

@@ -641,6 +641,7 @@ mod tests {
             capacity,
             slots: 256,
             start,
+            ..Default::default()
         };
         Callouts::new(SchemeKind::OrderedList, &config).unwrap()
     }
@@ -761,6 +762,7 @@ mod tests {
                 capacity: 8,
                 slots: 256,
                 start: 0,
+                ..Default::default()
             };
             let mut c = Callouts::<HostStorage>::new(kind, &config).unwrap();
             let y = c.timeout(5, 6, 90).unwrap();
@@ -959,6 +961,7 @@ mod tests {
             capacity: 100,
             slots: 256,
             start: 0,
+            ..Default::default()
         };
         let h = Callouts::<HostStorage>::with_handles_only(SchemeKind::HashedUnsorted, &config)
             .unwrap();

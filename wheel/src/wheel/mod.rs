@@ -615,6 +615,12 @@ pub struct Config {
     pub slots: u32,
     /// The tick the clock starts at.
     pub start: u64,
+    /// The generation every entry starts at: its low 40 bits, 0 taken as 1. A handle names an
+    /// entry's index and generation, so two instances started at the same generation issue the
+    /// same handles, and a handle given to the wrong one names one of its timers. Started at
+    /// generations `d` apart (modulo 2^40), their handles stay stale in each other until one
+    /// entry has been reused some `d` times more in one than in the other.
+    pub generation: u64,
 }
 
 impl Default for Config {
@@ -623,6 +629,7 @@ impl Default for Config {
             capacity: 4096,
             slots: 256,
             start: 0,
+            generation: 1,
         }
     }
 }
@@ -1070,6 +1077,7 @@ mod tests {
             capacity: 8,
             slots: 64,
             start: 0,
+            ..Default::default()
         };
         let offsets: std::vec::Vec<(SchemeKind, usize)> = SchemeKind::ALL
             .iter()
@@ -1093,6 +1101,7 @@ mod tests {
             capacity: 4,
             slots: 64,
             start: u64::MAX - 10,
+            ..Default::default()
         };
         let ranges = [
             (0, 0),

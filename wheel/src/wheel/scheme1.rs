@@ -210,6 +210,7 @@ mod tests {
             capacity: 256,
             slots: 0,
             start,
+            ..Default::default()
         })
         .unwrap()
     }

@@ -323,6 +323,7 @@ mod tests {
                 capacity: 256,
                 slots: 0,
                 start,
+                ..Default::default()
             };
             let mut l = OrderedList::new(&config).unwrap();
             check_against(&mut l, seed, 100_000, &profile, check);

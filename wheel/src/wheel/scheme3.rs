@@ -253,6 +253,7 @@ mod tests {
             capacity: 512,
             slots: 0,
             start,
+            ..Default::default()
         })
         .unwrap()
     }

@@ -215,6 +215,7 @@ mod tests {
             capacity,
             slots,
             start,
+            ..Default::default()
         })
         .unwrap()
     }
@@ -255,6 +256,7 @@ mod tests {
                 capacity: 1,
                 slots,
                 start: 0,
+                ..Default::default()
             })
         };
         assert_eq!(bad(0).err(), Some(Error::Config));

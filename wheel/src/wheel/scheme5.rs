@@ -447,6 +447,7 @@ mod tests {
             capacity,
             slots,
             start,
+            ..Default::default()
         })
         .unwrap()
     }
@@ -542,6 +543,7 @@ mod tests {
                 capacity: 1,
                 slots,
                 start: 0,
+                ..Default::default()
             })
         };
         for bad in [0, 3, 6, 100, u32::MAX] {

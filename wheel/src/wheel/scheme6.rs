@@ -678,6 +678,7 @@ mod tests {
             capacity,
             slots,
             start,
+            ..Default::default()
         })
         .unwrap()
     }
@@ -774,6 +775,7 @@ mod tests {
                 capacity: 1,
                 slots,
                 start: 0,
+                ..Default::default()
             })
         };
         for bad in [0, 3, 6, 100, u32::MAX] {

@@ -1159,6 +1159,7 @@ mod tests {
             capacity: 512,
             slots: 0,
             start,
+            ..Default::default()
         })
         .unwrap()
     }

@@ -164,6 +164,7 @@ mod tests {
             capacity: 4,
             slots: 1,
             start: 0,
+            ..Default::default()
         })
         .unwrap();
         let mut s = Slots::<HostStorage>::new(130).unwrap();

@@ -26,6 +26,7 @@ pub(crate) fn config(kind: SchemeKind, capacity: u32, start: u64) -> Config {
         capacity,
         slots,
         start,
+        ..Default::default()
     }
 }
 

@@ -433,6 +433,7 @@ fn config(kind: SchemeKind, capacity: u32, opts: &Opts) -> Config {
         capacity,
         slots,
         start: 0,
+        ..Default::default()
     }
 }
 
@@ -685,6 +686,7 @@ fn sweep_ratas(kind: SchemeKind, pairs: &[u32], opts: &Opts, res: &mut Results) 
             capacity: ratas::capacity(p),
             slots: opts.slots,
             start: 0,
+            ..Default::default()
         };
         let mut rows: Vec<RatasRow> = Vec::new();
         // Every way on the scheme named at compile time, and the last one again through

@@ -509,6 +509,7 @@ mod tests {
             capacity: capacity(pairs),
             slots: 4096,
             start: 0,
+            ..Default::default()
         }
     }
 
