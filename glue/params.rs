@@ -204,15 +204,32 @@ impl Params {
         u64::from(flags)
     }
 
-    /// The callout layer for these parameters, allocated now (process context).
+    /// The callout layer for these parameters, allocated now (process context), its handles
+    /// from a generation of its own (see [`next_generation`]).
     pub(crate) fn callouts<S: wheel::Storage>(&self) -> Result<wheel::callout::Callouts<S>> {
+        let config = wheel::Config {
+            generation: next_generation(),
+            ..self.wheel
+        };
         let c = if self.handles_only {
-            wheel::callout::Callouts::with_handles_only(self.kind, &self.wheel)
+            wheel::callout::Callouts::with_handles_only(self.kind, &config)
         } else {
-            wheel::callout::Callouts::new(self.kind, &self.wheel)
+            wheel::callout::Callouts::new(self.kind, &config)
         };
         c.map_err(crate::uapi::errno)
     }
+}
+
+/// The generation the next instance's handles start at: a Weyl sequence over the 40 bits of a
+/// generation, stepped by 2^40 over the golden ratio (odd, so that it visits every value once
+/// in 2^40 instances). Instances made one after another start far apart: any two of 1,000
+/// consecutive ones at least 4.9 * 10^8 generations apart. A handle passed to another file than
+/// the one that issued it is therefore stale there (ENOENT), instead of naming one of its
+/// callouts, as it would if every instance started at the same generation.
+fn next_generation() -> u64 {
+    static NEXT: Atomic<u64> = Atomic::new(1);
+    const STEP: u64 = 0x9e_3779_b97f;
+    NEXT.fetch_add(STEP, ordering::Relaxed)
 }
 
 /// `v`, or `default` where `v` is 0.
@@ -281,6 +298,28 @@ mod tests {
         .unwrap();
         assert!(p.periodic);
         assert_eq!(p.tick_ns, TW_MIN_TICK_NS);
+    }
+
+    #[test]
+    fn instances_made_alike_issue_handles_stale_in_each_other() {
+        let p = Params::from_uapi(
+            &tw_config {
+                capacity: 4,
+                ..tw_config::default()
+            },
+            TW_DEFAULT_TICK_NS,
+        )
+        .unwrap();
+        let mut a = p.callouts::<KernelStorage>().unwrap();
+        let mut b = p.callouts::<KernelStorage>().unwrap();
+        let ha = a.setcallout(5, 1).unwrap();
+        let hb = b.setcallout(5, 2).unwrap();
+        assert_ne!(ha, hb);
+        assert_eq!(a.deadline(hb), None);
+        assert_eq!(b.deadline(ha), None);
+        assert!(b.unsetcallout(ha).is_err());
+        assert!(b.unsetcallout(hb).is_ok());
+        assert!(a.unsetcallout(ha).is_ok());
     }
 
     #[test]
