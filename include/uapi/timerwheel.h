@@ -167,8 +167,11 @@ struct tw_set {
 
 /*
  * TW_IOC_UNSETCALLOUT: cancels the callout `handle` names (from TW_IOC_SETCALLOUT or
- * TW_IOC_TIMEOUT). On an instance not configured yet it configures nothing.
- * Errors: ENOENT  the handle is stale: the callout fired, was cancelled, or never existed
+ * TW_IOC_TIMEOUT). On an instance not configured yet it configures nothing. A handle names a
+ * callout of the file that issued it: every instance numbers its handles from a start of its
+ * own, so that one given to another file is stale there.
+ * Errors: ENOENT  the handle is stale: the callout fired, was cancelled, never existed, or is
+ *                 another file's
  */
 
 /*
