@@ -304,6 +304,61 @@ TEST_F(instance, unset_callouts_never_fire)
 	EXPECT_EQ(ENOENT, errno);
 }
 
+/*
+ * A handle names a callout of the file that issued it. Given to another file, configured alike
+ * and holding a callout in the same place, every call naming it answers ENOENT there, and that
+ * file's callouts fire as set.
+ */
+TEST_F(instance, a_handle_from_another_file_is_stale_there)
+{
+	enum { N = 8 };
+	__u64 mine[N], theirs[N];
+	struct tw_fired rec[N];
+	int other, fd, f, i, n;
+
+	if (self->fd < 0)
+		return;
+	other = tw_open(_metadata);
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, configure(self->fd, variant, TW_CLOCK_MANUAL, N, START));
+	ASSERT_EQ(0, configure(other, variant, TW_CLOCK_MANUAL, N, START));
+	for (i = 0; i < N; i++) {
+		ASSERT_EQ(0, set_callout(self->fd, 10 + i, i, &mine[i]));
+		ASSERT_EQ(0, set_callout(other, 10 + i, i, &theirs[i]));
+	}
+	for (i = 0; i < N; i++) {
+		struct tw_reset reset = { .handle = theirs[i], .ticks = 1 };
+		struct tw_query q = { .handle = theirs[i] };
+		struct tw_op ops[2] = {
+			{ .op = TW_OP_UNSET, .handle = theirs[i] },
+			{ .op = TW_OP_MOD, .a = 1, .handle = theirs[i] },
+		};
+		struct tw_batch b = { .ops = (uintptr_t)ops, .count = 2 };
+
+		EXPECT_NE(mine[i], theirs[i]);
+		EXPECT_EQ(-1, unset_callout(self->fd, theirs[i]));
+		EXPECT_EQ(ENOENT, errno);
+		EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_RESET, &reset));
+		EXPECT_EQ(ENOENT, errno);
+		ASSERT_EQ(0, ioctl(self->fd, TW_IOC_QUERY, &q));
+		EXPECT_EQ(0, q.pending);
+		ASSERT_EQ(0, ioctl(self->fd, TW_IOC_BATCH, &b));
+		EXPECT_EQ(-ENOENT, ops[0].result);
+		EXPECT_EQ(-ENOENT, ops[1].result);
+	}
+	/* Nothing moved: every callout of both files fires on its own tick. */
+	for (f = 0; f < 2; f++) {
+		fd = f ? other : self->fd;
+		ASSERT_EQ(0, advance(fd, 10 + N));
+		n = drain(fd, rec, N);
+		EXPECT_EQ(N, n);
+		for (i = 0; i < n; i++)
+			EXPECT_EQ(START + 10 + rec[i].cookie, rec[i].fired)
+				TH_LOG("file %d, cookie %llu", f, rec[i].cookie);
+	}
+	close(other);
+}
+
 TEST_F(instance, rearm_from_the_ring_reader)
 {
 	struct tw_fired rec;
