@@ -110,27 +110,28 @@ impl<S: Storage> Straightforward<S> {
             self.walk = self.arena.next(idx);
         }
         self.arena.unlink(&mut self.list, idx);
-        self.raise(self.arena.entry(idx).deadline, work);
+        // Still counted pending, no longer listed.
+        let listed = self.arena.pending() - 1;
+        self.raise(self.arena.entry(idx).deadline, listed, work);
     }
 
     fn retime(&mut self, idx: u32, deadline: u64, work: &mut Work) -> bool {
         let old = core::mem::replace(&mut self.arena.entry_mut(idx).deadline, deadline);
         self.lower(deadline);
-        self.raise(old, work);
+        self.raise(old, self.arena.pending(), work);
         true
     }
 
     /// A timer due on `old` was stopped or moved: if the bound was its deadline, it is made
-    /// exact again from every pending timer while they are few (at most [`RAISE_LIMIT`]) and
-    /// `work` has a unit for each, so that a tickless clock does not wake for a timer that is
-    /// gone; else it stays, still a lower bound, until the walk on it. Not while a tick is
-    /// half done: its walk keeps the bound.
-    fn raise(&mut self, old: u64, work: &mut Work) {
-        let pending = self.arena.pending();
-        if old != self.bound || self.arena.ticking() || pending > RAISE_LIMIT.min(work.left()) {
+    /// exact again from the `listed` timers on the list while they are few (at most
+    /// [`RAISE_LIMIT`]) and `work` has a unit for each, so that a tickless clock does not wake
+    /// for a timer that is gone; else it stays, still a lower bound, until the walk on it. Not
+    /// while a tick is half done: its walk keeps the bound.
+    fn raise(&mut self, old: u64, listed: usize, work: &mut Work) {
+        if old != self.bound || self.arena.ticking() || listed > RAISE_LIMIT.min(work.left()) {
             return;
         }
-        work.spend(pending);
+        work.spend(listed);
         self.bound = self.arena.earliest(&self.list);
     }
 
@@ -217,9 +218,10 @@ mod tests {
 
     #[test]
     fn cancelling_the_earliest_of_a_few_raises_the_bound() {
-        // A few pending: a stop or push-back of the earliest looks at them all, one unit each.
+        // A few pending: a stop or push-back of the earliest looks at all the others, one unit
+        // each, up to RAISE_LIMIT of them.
         let mut l = list(0);
-        let hs: Vec<_> = (0..RAISE_LIMIT as u64 - 1)
+        let hs: Vec<_> = (0..RAISE_LIMIT as u64)
             .map(|i| l.start(100 + i, i).unwrap())
             .collect();
         let first = l.start(50, 99).unwrap();
@@ -233,9 +235,9 @@ mod tests {
         // Too few units left: the bound stays, still a lower bound.
         l.stop_within(hs[1], &mut Work::new(8)).unwrap();
         assert_eq!(l.next_work(), Some(101));
-        // More than RAISE_LIMIT pending: the same.
+        // More than RAISE_LIMIT left: the same.
         let mut l = list(0);
-        for i in 0..RAISE_LIMIT as u64 {
+        for i in 0..=RAISE_LIMIT as u64 {
             l.start(100 + i, i).unwrap();
         }
         let first = l.start(50, 99).unwrap();
