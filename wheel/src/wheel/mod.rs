@@ -618,8 +618,9 @@ pub struct Config {
     /// The generation every entry starts at: its low 40 bits, 0 taken as 1. A handle names an
     /// entry's index and generation, so two instances started at the same generation issue the
     /// same handles, and a handle given to the wrong one names one of its timers. Started at
-    /// generations `d` apart (modulo 2^40), their handles stay stale in each other until one
-    /// entry has been reused some `d` times more in one than in the other.
+    /// generations `d` apart on the cycle of 2^40 - 1 that generations go round, their handles
+    /// stay stale in each other until one entry has been reused some `d` times more in one than
+    /// in the other.
     pub generation: u64,
 }
 
