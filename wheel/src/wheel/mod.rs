@@ -672,6 +672,14 @@ impl SchemeKind {
         Self::ALL.into_iter().find(|k| *k as u32 == n)
     }
 
+    /// Whether its starts and reschedules may place a timer in a walk that goes on over later
+    /// calls ([`Scheme::placing`], [`Scheme::place`]): the sorted lists of schemes 2 and 5. The
+    /// others place a timer within the call, so a caller need not keep other starts out while
+    /// one of their calls is under way.
+    pub const fn places_in_walks(self) -> bool {
+        matches!(self, SchemeKind::OrderedList | SchemeKind::HashedSorted)
+    }
+
     /// A short name for tables and CSV files.
     pub const fn name(self) -> &'static str {
         match self {
@@ -1092,6 +1100,42 @@ mod tests {
             offsets.iter().all(|&(_, at)| at == offsets[0].1),
             "{offsets:?}"
         );
+    }
+
+    /// Only the schemes that say so leave a start or reschedule placing: here starts and
+    /// reschedules of a budget of one unit, each due after every timer there is, which a sorted
+    /// list walks to its end.
+    #[test]
+    fn only_the_schemes_that_place_in_walks_leave_a_timer_placing() {
+        for kind in SchemeKind::ALL {
+            // One slot for the hashed wheels: every timer on one list. Scheme 4's MaxInterval
+            // holds them all.
+            let slots = match kind {
+                SchemeKind::BasicWheel => 1024,
+                _ => 1,
+            };
+            let config = Config {
+                capacity: 64,
+                slots,
+                ..Default::default()
+            };
+            let mut s = AnyScheme::<HostStorage>::new(kind, &config).expect("new");
+            let mut placed = false;
+            let mut handles = std::vec::Vec::new();
+            for i in 0..32u64 {
+                let r = s.start_range(100 + i * 7, 100 + i * 7, i, &mut Work::new(1));
+                placed |= s.placing();
+                while !s.place(&mut Work::unlimited()) {}
+                handles.push(r.expect("start"));
+            }
+            for (i, h) in handles.iter().enumerate() {
+                s.reschedule_within(*h, 500 + i as u64, 500 + i as u64, &mut Work::new(1))
+                    .expect("reschedule");
+                placed |= s.placing();
+                while !s.place(&mut Work::unlimited()) {}
+            }
+            assert_eq!(placed, kind.places_in_walks(), "{kind:?}");
+        }
     }
 
     /// [`Scheme::check_range`] answers what [`Scheme::start_range`] then does with the same
