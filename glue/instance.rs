@@ -12,8 +12,9 @@
 //! work is counted, with its work and its duration, in the statistics.
 //!
 //! Operations that may span holds take the instance's *slow* right first ([`Core::slow`]), so
-//! that one at a time walks: a start or reschedule whose placement walks a sorted list
-//! (schemes 2 and 5), a batch, `TW_IOC_ADVANCE` and the instance benches. Its holders release
+//! that one at a time walks: a start or reschedule on schemes 2 and 5, whose placement may walk
+//! a sorted list, a batch, an `untimeout` walk, `TW_IOC_ADVANCE` and the instance benches. A
+//! start or reschedule on the other schemes is one hold, and runs between any two of theirs. Its holders release
 //! the spinlock between holds, but not the right; a caller waiting for it sleeps
 //! interruptibly (EINTR), however long the holder's bench or ADVANCE runs.
 
@@ -321,7 +322,15 @@ impl Instance {
         is_start: bool,
         op: impl FnOnce(&mut State, &mut Work) -> Result<Handle>,
     ) -> Result<Handle> {
-        let _slow = self.core.slow()?;
+        // Only a placement that walks across holds needs the slow right, which keeps other
+        // walks out meanwhile; the other schemes place a callout within one hold, as the
+        // real clock's ticks run between any two, so their starts and resets wait for no long
+        // operation on the file. The scheme is fixed once configured.
+        let walks = self.core.state.lock().places_in_walks();
+        let _slow = match walks {
+            true => Some(self.core.slow()?),
+            false => None,
+        };
         let (h, mut placing, mut armed_well) = self.core.hold(|st, work| {
             let r = op(st, work);
             let placing = st.placing();

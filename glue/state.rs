@@ -163,6 +163,15 @@ impl State {
         self.configured.as_ref().map(|c| c.params)
     }
 
+    /// Whether a start or reset may place its callout in a walk across holds: the instance's
+    /// scheme keeps sorted lists (schemes 2 and 5; see `SchemeKind::places_in_walks`), or it is
+    /// not configured yet.
+    pub(crate) fn places_in_walks(&self) -> bool {
+        self.configured
+            .as_ref()
+            .is_none_or(|c| c.params.kind.places_in_walks())
+    }
+
     /// Whether a placement walks across holds (schemes 2 and 5).
     pub(crate) fn placing(&self) -> bool {
         self.configured
