@@ -154,9 +154,11 @@ struct tw_config {
  *                 allocated
  *         EINTR   a signal arrived during a long placement (schemes 2 and 5), or while this
  *                 call waited for another long operation on the same file to end (BATCH,
- *                 ADVANCE, BENCH, a long placement or untimeout walk); nothing was set (but
- *                 for a callout whose tick came during its placement, on the real clock: it
- *                 fired, and its expiry record, with a handle no call returned, is in the ring)
+ *                 ADVANCE, BENCH, a long placement or untimeout walk; only on schemes 2 and
+ *                 5: on the others a set takes one step, between any two of such an
+ *                 operation's, and waits for none); nothing was set (but for a callout whose
+ *                 tick came during its placement, on the real clock: it fired, and its expiry
+ *                 record, with a handle no call returned, is in the ring)
  */
 struct tw_set {
 	__u64 ticks;
@@ -191,7 +193,8 @@ struct tw_set {
  *         EINTR   a signal arrived during a long placement (schemes 2 and 5): the callout is
  *                 back where it was, with its old deadline (if that deadline came during the
  *                 placement, it is due at once, and fires with it, late); or while the call
- *                 waited for another long operation on the same file: nothing moved
+ *                 waited for another long operation on the same file (schemes 2 and 5 only,
+ *                 as for TW_IOC_SETCALLOUT): nothing moved
  */
 struct tw_reset {
 	__u64 handle;
@@ -229,7 +232,8 @@ struct tw_timeout {
  * several callouts of the same (func, arg), the one due first is cancelled (as BSD's walk of its
  * sorted list did); among those due on the same tick, the one set first. The walk of a long
  * hash chain (many duplicates) goes on over several holds of the instance's lock, each of at
- * most hold_work entries; callouts set meanwhile are not looked at.
+ * most hold_work entries; callouts set meanwhile are not looked at, and a TW_IOC_RESET of one
+ * of its matches meanwhile (from another thread) starts the walk again from the chain's head.
  * Errors: ENOENT  no outstanding callout has this (func, arg)
  *         EINTR   a signal came during a long walk, or while the call waited for another
  *                 long operation on the same file: nothing was cancelled
