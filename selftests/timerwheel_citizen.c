@@ -19,7 +19,8 @@
  *   poll       poll and epoll (level and edge) readiness (one variant per scheme)
  *   interrupt  a signal ends BATCH, BENCH and ADVANCE on a slow geometry promptly, and the
  *              Linux baselines' BENCH while their timers are made; it undoes a RESET, and
- *              loses no callout of a batch of resets
+ *              loses no callout of a batch of resets; a set and a reset on schemes 1 and 6
+ *              wait for no ADVANCE
  *   citizen    failed first calls leave an instance unconfigured, and so does a signal during
  *              the CONFIGURE of the largest instance (EINTR); untimeout of thousands of
  *              duplicates in bounded holds; fdinfo; reset in place, ranges and queries (one
@@ -2015,15 +2016,16 @@ FIXTURE_VARIANT(slow_tick)
 	__u32 n;
 };
 
+/* n callouts, and room for one more (a start beside a long ADVANCE). */
 FIXTURE_VARIANT_ADD(slow_tick, scheme1_straightforward) {
-	.scheme = 1, .n = TW_MAX_CAPACITY_SCHEME1,
+	.scheme = 1, .n = TW_MAX_CAPACITY_SCHEME1 - 1,
 };
 FIXTURE_VARIANT_ADD(slow_tick, scheme6_min_slots) { .scheme = 6, .min_slots = 1, .n = 100000 };
 
 FIXTURE_SETUP(slow_tick)
 {
 	struct tw_config c = { .scheme = variant->scheme, .clock = TW_CLOCK_MANUAL,
-			       .capacity = variant->n, .flags = TW_CONFIG_PERIODIC };
+			       .capacity = variant->n + 1, .flags = TW_CONFIG_PERIODIC };
 
 	self->fd = tw_open(_metadata);
 	if (self->fd < 0)
@@ -2058,6 +2060,77 @@ TEST_F_TIMEOUT(slow_tick, a_signal_ends_an_advance, 300)
 	EXPECT_GE(hold_work_of(self->fd), st.max_hold_work);
 	TH_LOG("%llu ticks ran; longest hold %llu entries, %llu us", st.ticks, st.max_hold_work,
 	       st.max_hold_ns / 1000);
+}
+
+/*
+ * A start or reset on a scheme that places a callout within one hold (all but schemes 2 and 5)
+ * waits for no long operation on the same file: here a set and a reset of the callout it made
+ * return while an ADVANCE runs (it would run for hours: each of its ticks visits every callout),
+ * which a signal then ends. Should they wait for it, a watchdog ends the ADVANCE after
+ * PROMPT_NS and they return after it.
+ */
+struct long_advance {
+	int fd;
+	pthread_t thread;
+	atomic_int done, calls_done;
+	int ret, err;
+};
+
+static void *run_long_advance(void *arg)
+{
+	struct long_advance *a = arg;
+	__u64 n = TW_MAX_ADVANCE;
+
+	a->ret = ioctl(a->fd, TW_IOC_ADVANCE, &n);
+	a->err = errno;
+	atomic_store(&a->done, 1);
+	return NULL;
+}
+
+static void *end_long_advance(void *arg)
+{
+	struct long_advance *a = arg;
+
+	WAIT_FOR(atomic_load(&a->calls_done));
+	pthread_kill(a->thread, SIGUSR2);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(slow_tick, a_set_and_a_reset_wait_for_no_advance, 300)
+{
+	struct long_advance a = { .fd = self->fd };
+	struct tw_reset reset = { .ticks = SLOW_FAR + 2 };
+	struct tw_stats st;
+	int set, moved, during;
+	pthread_t ender;
+	__u64 h = 0, t0, took;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, catch_signal(SIGUSR2));
+	ASSERT_EQ(0, pthread_create(&a.thread, NULL, run_long_advance, &a));
+	/* The ADVANCE has ticked: it holds the instance's slow right. */
+	ASSERT_TRUE(WAIT_FOR(atomic_load(&a.done) || (!get_stats(self->fd, &st) && st.ticks)));
+	ASSERT_EQ(0, pthread_create(&ender, NULL, end_long_advance, &a));
+	t0 = now_ns();
+	set = set_callout(self->fd, SLOW_FAR + 1, 1, &h);
+	reset.handle = h;
+	moved = ioctl(self->fd, TW_IOC_RESET, &reset);
+	took = now_ns() - t0;
+	during = !atomic_load(&a.done);
+	atomic_store(&a.calls_done, 1);
+	pthread_join(ender, NULL);
+	pthread_join(a.thread, NULL);
+	if (!a.ret)
+		SKIP(return, "the ADVANCE ended by itself: not slow enough here");
+	EXPECT_EQ(EINTR, a.err);
+	EXPECT_EQ(0, set);
+	EXPECT_EQ(0, moved);
+	EXPECT_TRUE(during) TH_LOG("the set and the reset waited for the ADVANCE");
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(variant->n + 1, st.outstanding);
+	EXPECT_EQ(0, unset_callout(self->fd, h));
+	TH_LOG("set and reset in %llu us, beside an ADVANCE at tick %llu", took / 1000, st.ticks);
 }
 
 /* ---- An instance's state through the file ---------------------------------------------------- */
