@@ -13,10 +13,10 @@
 //!
 //! Operations that may span holds take the instance's *slow* right first ([`Core::slow`]), so
 //! that one at a time walks: a start or reschedule on schemes 2 and 5, whose placement may walk
-//! a sorted list, a batch, an `untimeout` walk, `TW_IOC_ADVANCE` and the instance benches. A
-//! start or reschedule on the other schemes is one hold, and runs between any two of theirs. Its holders release
-//! the spinlock between holds, but not the right; a caller waiting for it sleeps
-//! interruptibly (EINTR), however long the holder's bench or ADVANCE runs.
+//! a sorted list, a batch, an `untimeout` walk, `TW_IOC_ADVANCE` and the instance benches. Its
+//! holders release the spinlock between holds, but not the right; a caller waiting for it
+//! sleeps interruptibly (EINTR), however long the holder's bench or ADVANCE runs. A start or
+//! reschedule on the other schemes is one hold, and runs between any two of theirs.
 
 use kernel::{
     alloc::{

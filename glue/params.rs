@@ -222,10 +222,11 @@ impl Params {
 
 /// The generation the next instance's handles start at: a Weyl sequence over the 40 bits of a
 /// generation, stepped by 2^40 over the golden ratio (odd, so that it visits every value once
-/// in 2^40 instances; the arena takes 0 as 1). Instances made one after another start far apart: any two of 1,000
-/// consecutive ones at least 4.9 * 10^8 generations apart. A handle passed to another file than
-/// the one that issued it is therefore stale there (ENOENT), instead of naming one of its
-/// callouts, as it would if every instance started at the same generation.
+/// in 2^40 instances; the arena takes 0 as 1). Instances made one after another start far
+/// apart: any two of 1,000 consecutive ones at least 4.9 * 10^8 generations apart. A handle
+/// passed to another file than the one that issued it is therefore stale there (ENOENT),
+/// instead of naming one of its callouts, as it would if every instance started at the same
+/// generation.
 fn next_generation() -> u64 {
     static NEXT: Atomic<u64> = Atomic::new(1);
     const STEP: u64 = 0x9e_3779_b97f;
