@@ -49,7 +49,8 @@ use kernel::{
         Arc,
         CondVar,
         Mutex,
-        SpinLockIrq, //
+        SpinLockIrq,
+        SpinLockIrqGuard, //
     },
     time::{
         hrtimer::{
@@ -140,7 +141,22 @@ impl Core {
     /// call restarts after a handler installed with SA_RESTART (or a stop and a continue, or
     /// the freezer), and fails with EINTR otherwise.
     pub(crate) fn slow(&self) -> Result<Slow<'_>> {
-        let mut st = self.state.lock();
+        self.slow_locked(self.state.lock())
+    }
+
+    /// [`Core::slow`] for a start or reset: taken only where its placement may walk across
+    /// holds (`State::places_in_walks`: schemes 2 and 5, or nothing configured yet), else
+    /// `None` at once. One hold of the lock decides and takes it.
+    pub(crate) fn slow_for_placement(&self) -> Result<Option<Slow<'_>>> {
+        let st = self.state.lock();
+        match st.places_in_walks() {
+            true => self.slow_locked(st).map(Some),
+            false => Ok(None),
+        }
+    }
+
+    /// [`Core::slow`] with the lock already held.
+    fn slow_locked<'a>(&'a self, mut st: SpinLockIrqGuard<'a, State>) -> Result<Slow<'a>> {
         while st.slow_busy {
             if self.slow_free.wait_interruptible(&mut st) {
                 // The wake-up of a right given back may have come to this waiter: the next
@@ -326,11 +342,7 @@ impl Instance {
         // walks out meanwhile; the other schemes place a callout within one hold, as the
         // real clock's ticks run between any two, so their starts and resets wait for no long
         // operation on the file. The scheme is fixed once configured.
-        let walks = self.core.state.lock().places_in_walks();
-        let _slow = match walks {
-            true => Some(self.core.slow()?),
-            false => None,
-        };
+        let _slow = self.core.slow_for_placement()?;
         let (h, mut placing, mut armed_well) = self.core.hold(|st, work| {
             let r = op(st, work);
             let placing = st.placing();
