@@ -1831,12 +1831,30 @@ TEST_F_TIMEOUT(slow_start, a_signal_in_a_batch_of_resets_loses_no_callout, 300)
  * batch; a third thread sends the waiting thread a signal (SA_RESTART) while it waits, then ends
  * the long batch with another.
  */
-struct long_call {
+/* An ioctl run by a thread of its own: `done` once it has returned `ret`, with errno `err`. */
+struct bg_ioctl {
 	int fd;
-	struct tw_op *ops;
-	pthread_t batch, waiter;
-	_Atomic pid_t batch_tid, waiter_tid;
+	unsigned long cmd;
+	void *arg;
+	pthread_t thread;
+	atomic_int done;
 	int ret, err;
+};
+
+static void *run_bg_ioctl(void *arg)
+{
+	struct bg_ioctl *c = arg;
+
+	c->ret = ioctl(c->fd, c->cmd, c->arg);
+	c->err = errno;
+	atomic_store(&c->done, 1);
+	return NULL;
+}
+
+struct long_call {
+	struct bg_ioctl batch;
+	pthread_t waiter;
+	_Atomic pid_t waiter_tid;
 	atomic_int restarts;
 };
 
@@ -1846,17 +1864,6 @@ static void note_restart(int sig)
 {
 	(void)sig;
 	atomic_fetch_add(&restarting->restarts, 1);
-}
-
-static void *run_long_batch(void *arg)
-{
-	struct long_call *l = arg;
-	struct tw_batch b = { .ops = (uintptr_t)l->ops, .count = TW_MAX_BATCH };
-
-	atomic_store(&l->batch_tid, gettid());
-	l->ret = ioctl(l->fd, TW_IOC_BATCH, &b);
-	l->err = errno;
-	return NULL;
 }
 
 /* Waits (up to PROMPT_NS) for `ok`; returns it. */
@@ -1879,7 +1886,7 @@ static void *kick(void *arg)
 			WAIT_FOR(asleep_in(atomic_load(&l->waiter_tid), SYS_ioctl));
 	}
 	/* Then the batch ends, on a signal without SA_RESTART. */
-	pthread_kill(l->batch, SIGUSR2);
+	pthread_kill(l->batch.thread, SIGUSR2);
 	return NULL;
 }
 
@@ -1901,35 +1908,36 @@ static int set_waiting(int fd, int batch, __u64 *h)
 static void waiting_call_restarts(struct __test_metadata *_metadata, int fd, int batch)
 {
 	struct sigaction sa = { .sa_handler = note_restart, .sa_flags = SA_RESTART };
-	struct long_call l = { .fd = fd };
+	struct tw_op *ops = calloc(TW_MAX_BATCH, sizeof(*ops));
+	struct tw_batch b = { .ops = (uintptr_t)ops, .count = TW_MAX_BATCH };
+	struct long_call l = { .batch = { .fd = fd, .cmd = TW_IOC_BATCH, .arg = &b } };
 	struct tw_stats st;
 	pthread_t kicker;
 	__u64 h, i;
 	int ret, err;
 
-	l.ops = calloc(TW_MAX_BATCH, sizeof(*l.ops));
-	ASSERT_NE(NULL, l.ops);
+	ASSERT_NE(NULL, ops);
 	for (i = 0; i < TW_MAX_BATCH; i++) /* later than all: each walks the whole list */
-		l.ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = SLOW_FAR + 1 + i, .b = i };
+		ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = SLOW_FAR + 1 + i, .b = i };
 	restarting = &l;
 	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
 	ASSERT_EQ(0, catch_signal(SIGUSR2));
 	l.waiter = pthread_self();
 	atomic_store(&l.waiter_tid, gettid());
-	ASSERT_EQ(0, pthread_create(&l.batch, NULL, run_long_batch, &l));
+	ASSERT_EQ(0, pthread_create(&l.batch.thread, NULL, run_bg_ioctl, &l.batch));
 	/* The batch has set a callout: it holds the instance's slow right. */
 	ASSERT_TRUE(WAIT_FOR(!get_stats(fd, &st) && st.outstanding > SLOW_N));
 	ASSERT_EQ(0, pthread_create(&kicker, NULL, kick, &l));
 	ret = set_waiting(fd, batch, &h);
 	err = errno;
 	pthread_join(kicker, NULL);
-	pthread_join(l.batch, NULL);
-	if (!l.ret)
+	pthread_join(l.batch.thread, NULL);
+	if (!l.batch.ret)
 		SKIP(return, "the batch ended before the signal: not slow enough");
-	EXPECT_EQ(EINTR, l.err);
+	EXPECT_EQ(EINTR, l.batch.err);
 	EXPECT_EQ(1, atomic_load(&l.restarts)) TH_LOG("the waiting call saw no signal");
 	EXPECT_EQ(0, ret) TH_LOG("the waiting %s: %s", batch ? "batch" : "set", strerror(err));
-	free(l.ops);
+	free(ops);
 }
 
 TEST_F_TIMEOUT(slow_start, a_call_waiting_for_a_long_one_restarts_with_sa_restart, 300)
@@ -2070,35 +2078,23 @@ TEST_F_TIMEOUT(slow_tick, a_signal_ends_an_advance, 300)
  * PROMPT_NS and they return after it.
  */
 struct long_advance {
-	int fd;
-	pthread_t thread;
-	atomic_int done, calls_done;
-	int ret, err;
+	struct bg_ioctl advance;
+	atomic_int calls_done;
 };
-
-static void *run_long_advance(void *arg)
-{
-	struct long_advance *a = arg;
-	__u64 n = TW_MAX_ADVANCE;
-
-	a->ret = ioctl(a->fd, TW_IOC_ADVANCE, &n);
-	a->err = errno;
-	atomic_store(&a->done, 1);
-	return NULL;
-}
 
 static void *end_long_advance(void *arg)
 {
 	struct long_advance *a = arg;
 
 	WAIT_FOR(atomic_load(&a->calls_done));
-	pthread_kill(a->thread, SIGUSR2);
+	pthread_kill(a->advance.thread, SIGUSR2);
 	return NULL;
 }
 
 TEST_F_TIMEOUT(slow_tick, a_set_and_a_reset_wait_for_no_advance, 300)
 {
-	struct long_advance a = { .fd = self->fd };
+	__u64 n = TW_MAX_ADVANCE;
+	struct long_advance a = { .advance = { .fd = self->fd, .cmd = TW_IOC_ADVANCE, .arg = &n } };
 	struct tw_reset reset = { .ticks = SLOW_FAR + 2 };
 	struct tw_stats st;
 	int set, moved, during;
@@ -2108,22 +2104,23 @@ TEST_F_TIMEOUT(slow_tick, a_set_and_a_reset_wait_for_no_advance, 300)
 	if (self->fd < 0)
 		return;
 	ASSERT_EQ(0, catch_signal(SIGUSR2));
-	ASSERT_EQ(0, pthread_create(&a.thread, NULL, run_long_advance, &a));
+	ASSERT_EQ(0, pthread_create(&a.advance.thread, NULL, run_bg_ioctl, &a.advance));
 	/* The ADVANCE has ticked: it holds the instance's slow right. */
-	ASSERT_TRUE(WAIT_FOR(atomic_load(&a.done) || (!get_stats(self->fd, &st) && st.ticks)));
+	ASSERT_TRUE(WAIT_FOR(atomic_load(&a.advance.done) ||
+			     (!get_stats(self->fd, &st) && st.ticks)));
 	ASSERT_EQ(0, pthread_create(&ender, NULL, end_long_advance, &a));
 	t0 = now_ns();
 	set = set_callout(self->fd, SLOW_FAR + 1, 1, &h);
 	reset.handle = h;
 	moved = ioctl(self->fd, TW_IOC_RESET, &reset);
 	took = now_ns() - t0;
-	during = !atomic_load(&a.done);
+	during = !atomic_load(&a.advance.done);
 	atomic_store(&a.calls_done, 1);
 	pthread_join(ender, NULL);
-	pthread_join(a.thread, NULL);
-	if (!a.ret)
+	pthread_join(a.advance.thread, NULL);
+	if (!a.advance.ret)
 		SKIP(return, "the ADVANCE ended by itself: not slow enough here");
-	EXPECT_EQ(EINTR, a.err);
+	EXPECT_EQ(EINTR, a.advance.err);
 	EXPECT_EQ(0, set);
 	EXPECT_EQ(0, moved);
 	EXPECT_TRUE(during) TH_LOG("the set and the reset waited for the ADVANCE");
