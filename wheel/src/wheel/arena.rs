@@ -537,6 +537,12 @@ impl<S: Storage> Arena<S> {
         n
     }
 
+    /// The entry [`Arena::pop_due`] takes next, or [`NIL`].
+    #[inline(always)]
+    pub fn next_due(&self) -> u32 {
+        self.due.head
+    }
+
     /// Takes the oldest entry off the due queue and frees it.
     #[inline(always)]
     pub fn pop_due(&mut self) -> Option<Expired> {

@@ -495,11 +495,15 @@ impl<S: Storage> Callouts<S> {
 
     /// Takes the oldest due callout, if any. The caller runs it (and may arm or cancel
     /// callouts before the next pop).
+    #[inline(always)]
     pub fn pop_expired(&mut self) -> Option<Fired> {
+        // The index from the queue's head rather than the handle, so that its legacy bit is
+        // looked up without waiting for the entry's generation, which the handle is made of.
+        let idx = self.scheme.arena().next_due();
         let expired = self.scheme.pop_expired()?;
         Some(Fired {
             handle: expired.handle,
-            origin: self.forget(expired.handle.index(), expired.id),
+            origin: self.forget(idx, expired.id),
             deadline: expired.deadline,
         })
     }
