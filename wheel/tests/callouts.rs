@@ -5,8 +5,10 @@
 //!
 //! The model files legacy callouts under `(func, arg)` in a `BTreeMap` keyed by
 //! `(deadline, arm order)`, so `untimeout` must cancel that map's first entry: the callout due
-//! first, the oldest among equals. `WHEEL_PROP_OPS` scales the run as in `differential.rs`
-//! (a quarter of it here); `WHEEL_PROP_SEED` changes the sequences.
+//! first, the oldest among equals (a reset moves a callout, and keeps its arm order). Arms and
+//! resets with a range take the tick the facility reports, which must lie in the range.
+//! `WHEEL_PROP_OPS` scales the run as in `differential.rs` (a quarter of it here);
+//! `WHEEL_PROP_SEED` changes the sequences.
 
 mod common;
 
@@ -164,17 +166,35 @@ struct Model {
 }
 
 impl Model {
-    fn start_errors(&self, ticks: u64) -> Vec<Error> {
-        let mut errs = Vec::new();
-        if ticks == 0 || ticks >= MAX_INTERVAL {
-            errs.push(Error::Interval);
-        } else if ticks > self.max_interval {
-            errs.push(Error::Range);
+    /// What the range `[earliest, latest]` is refused with, if anything.
+    fn range_error(&self, earliest: u64, latest: u64) -> Option<Error> {
+        if earliest == 0 || latest < earliest || latest >= MAX_INTERVAL {
+            Some(Error::Interval)
+        } else if earliest > self.max_interval {
+            Some(Error::Range)
+        } else {
+            None
         }
+    }
+
+    fn start_errors(&self, earliest: u64, latest: u64) -> Vec<Error> {
+        let mut errs: Vec<Error> = self.range_error(earliest, latest).into_iter().collect();
         if self.live.len() == self.capacity {
             errs.push(Error::Full);
         }
         errs
+    }
+
+    /// The interval of the tick `deadline` the facility reports for a callout armed or reset
+    /// into `[earliest, latest]` just now, if it lies in the range (within the scheme's reach).
+    fn chosen(&self, deadline: u64, earliest: u64, latest: u64) -> Result<u64, String> {
+        let ticks = deadline.wrapping_sub(self.start.wrapping_add(self.elapsed));
+        match (earliest..=latest.min(self.max_interval)).contains(&ticks) {
+            true => Ok(ticks),
+            false => Err(format!(
+                "due {ticks} ticks from now, outside [{earliest}, {latest}]"
+            )),
+        }
     }
 
     fn armed(&mut self, h: Handle, ticks: u64, origin: Origin) -> Result<(), String> {
@@ -189,18 +209,24 @@ impl Model {
             seq: self.seq,
             queued: false,
         };
+        self.file(raw, e);
+        Ok(())
+    }
+
+    /// Files live callout `raw` as `e` says.
+    fn file(&mut self, raw: u64, e: Entry) {
         self.live.insert(raw, e);
         self.pending.insert((e.rel, e.seq), raw);
-        if let Origin::Legacy { func, arg } = origin {
+        if let Origin::Legacy { func, arg } = e.origin {
             self.by_key
                 .entry((func, arg))
                 .or_default()
                 .insert((e.rel, e.seq), raw);
         }
-        Ok(())
     }
 
-    fn remove(&mut self, raw: u64) -> Entry {
+    /// Takes live callout `raw` off the model's maps, leaving its handle live.
+    fn unfile(&mut self, raw: u64) -> Entry {
         let e = self.live.remove(&raw).expect("live");
         let map = if e.queued {
             &mut self.due
@@ -215,6 +241,23 @@ impl Model {
                 self.by_key.remove(&(func, arg));
             }
         }
+        e
+    }
+
+    /// A reset of live callout `raw` to `ticks` from now: it keeps its handle, what it is, and
+    /// its arm order.
+    fn reset(&mut self, raw: u64, ticks: u64) {
+        let e = self.unfile(raw);
+        let e = Entry {
+            rel: self.elapsed + ticks,
+            queued: false,
+            ..e
+        };
+        self.file(raw, e);
+    }
+
+    fn remove(&mut self, raw: u64) -> Entry {
+        let e = self.unfile(raw);
         if self.dead.len() == 64 {
             self.dead.pop_front();
         }
@@ -312,25 +355,38 @@ fn callout_model(kind: SchemeKind) {
                 8 => rng.within(1, 1 << 30),
                 _ => [0, 4096, 4097, MAX_INTERVAL - 1, MAX_INTERVAL][rng.within(0, 5) as usize],
             };
+            // A third of the arms and resets take a range, some of them refused.
+            let latest = match rng.within(0, 6) {
+                0 | 1 => interval.saturating_add(rng.within(1, 5000)),
+                // Ends before it begins (or, from 0, at 2^64 - 1).
+                2 => interval.wrapping_sub(1),
+                _ => interval,
+            };
             let (f, a) = (func(rng.within(0, 4)), arg(rng.within(0, 4)));
             let roll = rng.within(0, 100);
             let desc;
             match roll {
                 0..=34 => {
                     let legacy = roll < 22;
-                    let errs = m.start_errors(interval);
+                    let errs = m.start_errors(interval, latest);
+                    let mut w = Work::unlimited();
                     let (got, origin) = if legacy {
                         let o = Origin::Legacy { func: f, arg: a };
-                        (c.timeout(f, a, interval), o)
+                        (c.timeout_range(f, a, interval, latest, &mut w), o)
                     } else {
                         let cookie = rng.next_u64();
-                        (c.setcallout(interval, cookie), Origin::Callout { cookie })
+                        let got = c.setcallout_range(interval, latest, cookie, &mut w);
+                        (got, Origin::Callout { cookie })
                     };
-                    desc = format!("arm {origin:?} in {interval} = {got:?}");
+                    desc = format!("arm {origin:?} in [{interval}, {latest}] = {got:?}");
                     match got {
                         Ok(h) if errs.is_empty() => {
-                            if let Err(e) = m.armed(h, interval, origin) {
-                                fail(e, n, &last, &m);
+                            let due = c.deadline(h).unwrap_or_default();
+                            let armed = m
+                                .chosen(due, interval, latest)
+                                .and_then(|t| m.armed(h, t, origin));
+                            if let Err(e) = armed {
+                                fail(format!("{desc}: {e}"), n, &last, &m);
                             }
                         }
                         Err(e) if errs.contains(&e) => {}
@@ -352,7 +408,7 @@ fn callout_model(kind: SchemeKind) {
                         fail(format!("{desc}, model {want:?}"), n, &last, &m);
                     }
                 }
-                50..=59 => {
+                50..=69 => {
                     // A live one (the first due after a random tick), a dead one, or junk.
                     let from = (m.elapsed + rng.within(0, 5000), 0);
                     let live = match rng.within(0, 100) < 20 {
@@ -366,14 +422,47 @@ fn callout_model(kind: SchemeKind) {
                     } else {
                         rng.next_u64()
                     };
-                    let want = match m.live.contains_key(&raw) {
-                        true => Ok(m.remove(raw).origin),
-                        false => Err(Error::Stale),
-                    };
-                    let got = c.unsetcallout(Handle::from_raw(raw));
-                    desc = format!("unsetcallout({raw:#x}) = {got:?}");
-                    if got != want {
-                        fail(format!("{desc}, model {want:?}"), n, &last, &m);
+                    let h = Handle::from_raw(raw);
+                    let alive = m.live.contains_key(&raw);
+                    if roll < 60 {
+                        let want = match alive {
+                            true => Ok(m.remove(raw).origin),
+                            false => Err(Error::Stale),
+                        };
+                        let got = c.unsetcallout(h);
+                        desc = format!("unsetcallout({raw:#x}) = {got:?}");
+                        if got != want {
+                            fail(format!("{desc}, model {want:?}"), n, &last, &m);
+                        }
+                    } else {
+                        // In place, unbounded, or within a budget that never runs out.
+                        let want = match (alive, m.range_error(interval, latest)) {
+                            (false, _) => Err(Error::Stale),
+                            (true, Some(e)) => Err(e),
+                            (true, None) => Ok(()),
+                        };
+                        let got = match rng.within(0, 2) {
+                            0 => c.reset(h, interval, latest),
+                            _ => {
+                                let mut w = Work::unlimited();
+                                c.reset_within(h, interval, latest, &mut w)
+                            }
+                        };
+                        desc = format!("reset({raw:#x}, [{interval}, {latest}]) = {got:?}");
+                        if got != want {
+                            fail(format!("{desc}, model {want:?}"), n, &last, &m);
+                        }
+                        if got.is_ok() {
+                            let due = c.deadline(h).unwrap_or_default();
+                            match m.chosen(due, interval, latest) {
+                                Ok(t) => m.reset(raw, t),
+                                Err(e) => fail(format!("{desc}: {e}"), n, &last, &m),
+                            }
+                            if c.origin(h) != Some(m.live[&raw].origin) {
+                                let got = c.origin(h);
+                                fail(format!("{desc}: then {got:?}"), n, &last, &m);
+                            }
+                        }
                     }
                 }
                 _ => {
