@@ -16,9 +16,11 @@
 //!   pairs exchanging requests and paced responses for 300 simulated seconds, their idle
 //!   timers pushed back on every message, Ratas' `schedule` on a pending timer made by stop +
 //!   start, by reschedule in place, and in place with ranges, the last also with the scheme
-//!   chosen at run time ([`AnyScheme`], as the callout layer and the module hold it). Reported
-//!   as timer operations (schedules, executions, cancels) per second and seconds per run, with
-//!   Ratas' checksum.
+//!   chosen at run time ([`AnyScheme`], as the module holds it) and through the callout layer
+//!   over it ([`Callouts`]: `setcallout`, `reset`, `unsetcallout`, as the module runs it).
+//!   Reported as timer operations (schedules, executions, cancels) per second and seconds per
+//!   run, with Ratas' checksum, and for the last two their time over the scheme named at
+//!   compile time's, taken round by round.
 //! - **messages** — units exchanging messages, each with a short, a medium and an idle timer:
 //!   a unit's short timer sends a message to another unit and re-arms; every message received
 //!   pushes the receiver's idle timer back (it never fires while traffic flows) and arms its
@@ -184,16 +186,28 @@ struct Row {
     note: String,
 }
 
+/// How a run of Ratas' benchmark holds the scheme.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Holder {
+    /// Named at compile time.
+    Named,
+    /// Chosen at run time ([`AnyScheme`]), as the callout layer and the module hold it.
+    Any,
+    /// The callout layer over it ([`Callouts`], with the legacy tables, as the module makes
+    /// it), through its handles: `setcallout`, `reset`, `unsetcallout`.
+    Callouts,
+}
+
 /// The runs of one way of Ratas' benchmark.
 struct RatasRow {
     kind: SchemeKind,
     way: ratas::Way,
-    /// Whether the scheme was chosen at run time ([`AnyScheme`], as the callout layer and the
-    /// module hold it) rather than named at compile time.
-    any: bool,
+    holder: Holder,
     pairs: u32,
     outcome: ratas::Outcome,
-    /// Seconds of each run, sorted.
+    /// Seconds of each run, round by round.
+    rounds: Vec<f64>,
+    /// The same, sorted.
     seconds: Vec<f64>,
 }
 
@@ -324,8 +338,23 @@ impl Results {
         });
     }
 
-    /// The table of Ratas' benchmark: each run's time, its rate, and its speed-up over the
-    /// legacy way on the same scheme and pairs.
+    /// The run of Ratas' benchmark on `kind` with `pairs` pairs, the way `way`, the scheme held
+    /// as `holder`.
+    fn ratas_row(
+        &self,
+        kind: SchemeKind,
+        pairs: u32,
+        way: ratas::Way,
+        holder: Holder,
+    ) -> Option<&RatasRow> {
+        self.ratas
+            .iter()
+            .find(|b| b.kind == kind && b.pairs == pairs && b.way == way && b.holder == holder)
+    }
+
+    /// The table of Ratas' benchmark: each run's time, its rate, its speed-up over the legacy
+    /// way on the same scheme and pairs, and, for a scheme held otherwise than named at compile
+    /// time, its time over the named scheme's the same way, taken round by round.
     fn ratas_table(&self, out: &mut String) {
         if self.ratas.is_empty() {
             return;
@@ -334,33 +363,41 @@ impl Results {
             out,
             "\n### Ratas' benchmark (its test_benchmark, 300 s of 20 µs ticks)\n\n\
              | scheme | pairs | Ratas' schedule on a pending timer | seconds, median (range) | \
-             million ops/s | speed-up over the legacy way | total_rx_count |\n\
-             |---|---:|---|---:|---:|---:|---:|"
+             million ops/s | speed-up over the legacy way | time over the scheme named, \
+             median (range) | total_rx_count |\n\
+             |---|---:|---|---:|---:|---:|---:|---:|"
         );
         for r in &self.ratas {
             let base = self
-                .ratas
-                .iter()
-                .find(|b| {
-                    b.kind == r.kind && b.pairs == r.pairs && b.way == ratas::Way::Legacy && !b.any
-                })
+                .ratas_row(r.kind, r.pairs, ratas::Way::Legacy, Holder::Named)
                 .map_or(f64::NAN, |b| b.median() / r.median());
+            let over = match (
+                r.holder,
+                self.ratas_row(r.kind, r.pairs, r.way, Holder::Named),
+            ) {
+                (Holder::Any | Holder::Callouts, Some(named)) => {
+                    let (m, lo, hi) = round_ratios(&r.rounds, &named.rounds);
+                    format!("{m:.2}x ({lo:.2}–{hi:.2})")
+                }
+                _ => "–".to_string(),
+            };
             let _ = writeln!(
                 out,
-                "| {} | {} | {}{} | {:.3} ({:.3}–{:.3}) | {:.1} | {:.2}x | {} |",
+                "| {} | {} | {}{} | {:.3} ({:.3}–{:.3}) | {:.1} | {:.2}x | {} | {} |",
                 r.kind.name(),
                 r.pairs,
                 r.way.text(),
-                if r.any {
-                    ", scheme chosen at run time"
-                } else {
-                    ""
+                match r.holder {
+                    Holder::Named => "",
+                    Holder::Any => ", scheme chosen at run time",
+                    Holder::Callouts => ", through the callout layer",
                 },
                 r.median(),
                 r.seconds[0],
                 r.seconds[r.seconds.len() - 1],
                 r.outcome.operations() as f64 / r.median() / 1e6,
                 base,
+                over,
                 r.outcome.total_rx_count
             );
         }
@@ -690,24 +727,30 @@ fn sweep_ratas(kind: SchemeKind, pairs: &[u32], opts: &Opts, res: &mut Results) 
         };
         let mut rows: Vec<RatasRow> = Vec::new();
         // Every way on the scheme named at compile time, and the last one again through
-        // `AnyScheme`, as the callout layer and the module run it.
+        // `AnyScheme`, as the module holds it, and through the callout layer over it, as the
+        // module runs it.
         let ways = ratas::Way::ALL
             .into_iter()
-            .map(|way| (way, false))
-            .chain([(ratas::Way::Range, true)]);
+            .map(|way| (way, Holder::Named))
+            .chain([
+                (ratas::Way::Range, Holder::Any),
+                (ratas::Way::Range, Holder::Callouts),
+            ]);
         for round in 0..repeats {
-            for (way, any) in ways.clone() {
-                let run = match (kind, any) {
-                    (_, true) => AnyScheme::<HostStorage>::new(kind, &config)
+            for (way, holder) in ways.clone() {
+                let run = match (kind, holder) {
+                    (_, Holder::Any) => AnyScheme::<HostStorage>::new(kind, &config)
                         .and_then(|s| ratas::run(s, way, p)),
-                    (SchemeKind::HashedUnsorted, false) => {
+                    (_, Holder::Callouts) => Callouts::<HostStorage>::new(kind, &config)
+                        .and_then(|c| ratas::run(c, way, p)),
+                    (SchemeKind::HashedUnsorted, Holder::Named) => {
                         scheme6::HashedUnsorted::<HostStorage>::new(&config)
                             .and_then(|s| ratas::run(s, way, p))
                     }
                     _ => scheme7::Hierarchical::<HostStorage>::new(&config)
                         .and_then(|s| ratas::run(s, way, p)),
                 };
-                let bench = ratas_bench(way, any);
+                let bench = ratas_bench(way, holder);
                 let (o, took) = match run {
                     Ok(r) => r,
                     Err(e) => {
@@ -722,49 +765,84 @@ fn sweep_ratas(kind: SchemeKind, pairs: &[u32], opts: &Opts, res: &mut Results) 
                     round + 1,
                     took.as_secs_f64()
                 );
-                match rows.iter_mut().find(|r| r.way == way && r.any == any) {
+                match rows.iter_mut().find(|r| r.way == way && r.holder == holder) {
                     Some(r) if r.outcome != o => {
                         let why = format!("error: runs differ: {:?} then {o:?}", r.outcome);
                         res.note(bench, kind, u64::from(p), why);
                         return;
                     }
-                    Some(r) => r.seconds.push(took.as_secs_f64()),
+                    Some(r) => r.rounds.push(took.as_secs_f64()),
                     None => rows.push(RatasRow {
                         kind,
                         way,
-                        any,
+                        holder,
                         pairs: p,
                         outcome: o,
-                        seconds: vec![took.as_secs_f64()],
+                        rounds: vec![took.as_secs_f64()],
+                        seconds: Vec::new(),
                     }),
                 }
             }
         }
         for r in &mut rows {
+            r.seconds = r.rounds.clone();
             r.seconds.sort_by(f64::total_cmp);
             let mops = r.outcome.operations() as f64 / r.median() / 1e6;
             res.add(
-                ratas_bench(r.way, r.any),
+                ratas_bench(r.way, r.holder),
                 kind,
                 u64::from(p),
                 mops,
                 "Mops/s",
             );
         }
+        let named = rows
+            .iter()
+            .find(|r| r.way == ratas::Way::Range && r.holder == Holder::Named)
+            .map(|r| r.rounds.clone());
+        for r in rows.iter().filter(|r| r.holder != Holder::Named) {
+            if let Some(named) = &named {
+                let mut cost = ratios(&r.rounds, named);
+                cost.sort_by(f64::total_cmp);
+                let bench = match r.holder {
+                    Holder::Callouts => RATAS_CALLOUT_COST,
+                    _ => RATAS_ANY_COST,
+                };
+                res.add_spread(bench, kind, u64::from(p), &cost, "x");
+            }
+        }
         res.ratas.extend(rows);
     }
 }
 
-/// The benchmark's name of a way of Ratas' benchmark, `any` when the scheme is chosen at run
-/// time (only ever with ranges, the way the module would run it).
-fn ratas_bench(way: ratas::Way, any: bool) -> &'static str {
+/// The bench names of the time of Ratas' benchmark, in place with ranges, through the callout
+/// layer and with the scheme chosen at run time, over the scheme named at compile time's.
+const RATAS_CALLOUT_COST: &str = "ratas-callout-cost";
+const RATAS_ANY_COST: &str = "ratas-any-cost";
+
+/// `a[i] / b[i]`, round by round.
+fn ratios(a: &[f64], b: &[f64]) -> Vec<f64> {
+    a.iter().zip(b).map(|(x, y)| x / y).collect()
+}
+
+/// The median and range of [`ratios`].
+fn round_ratios(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
+    let mut r = ratios(a, b);
+    r.sort_by(f64::total_cmp);
+    (middle(&r), r[0], r[r.len() - 1])
+}
+
+/// The benchmark's name of a way of Ratas' benchmark, the scheme held as `holder` (otherwise
+/// than named only ever with ranges, the way the module runs it).
+fn ratas_bench(way: ratas::Way, holder: Holder) -> &'static str {
     debug_assert!(
-        !any || way == ratas::Way::Range,
-        "{way:?} through AnyScheme"
+        holder == Holder::Named || way == ratas::Way::Range,
+        "{way:?} through {holder:?}"
     );
-    match any {
-        true => "ratas-range-any",
-        false => way.bench(),
+    match holder {
+        Holder::Any => "ratas-range-any",
+        Holder::Callouts => "ratas-range-callouts",
+        Holder::Named => way.bench(),
     }
 }
 

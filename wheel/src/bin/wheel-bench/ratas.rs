@@ -24,11 +24,143 @@
 //! [`Scheme::next_work`] (Ratas' `ticks_to_next_event`, capped at 100 ms) with
 //! [`Clock::Tickless`], and each unit's timers named by [`Handle`]s kept in the unit. Three
 //! [`Way`]s of making Ratas' `schedule` on a pending timer are compared, and a fourth that
-//! uses only what the crate offered before reschedules, ranges and the tickless clock.
+//! uses only what the crate offered before reschedules, ranges and the tickless clock. It runs
+//! on anything that is [`Timers`]: a scheme named at compile time, one chosen at run time, or
+//! the callout layer over one.
 
 use std::time::{Duration, Instant};
 
-use wheel::{Advanced, Clock, Error, Handle, NextExpiry, Scheme, Work};
+use wheel::callout::{Callouts, Origin};
+use wheel::scheme6::HashedUnsorted;
+use wheel::scheme7::Hierarchical;
+use wheel::{Advanced, AnyScheme, Clock, Error, Handle, HostStorage, NextExpiry, Scheme, Work};
+
+/// What the port asks of the structure it runs on: a scheme, named at compile time or held as
+/// [`AnyScheme`], or the callout layer over one ([`Callouts`], through its handles: `setcallout`,
+/// `reset`, `unsetcallout`, the timer's id its cookie). Every method forwards to one call.
+pub(crate) trait Timers {
+    /// [`Scheme::now`].
+    fn now(&self) -> u64;
+    /// [`Scheme::start`].
+    fn start(&mut self, ticks: u64, id: u64) -> Result<Handle, Error>;
+    /// [`Scheme::start_range`], unbounded.
+    fn start_range(&mut self, earliest: u64, latest: u64, id: u64) -> Result<Handle, Error>;
+    /// [`Scheme::reschedule`].
+    fn reschedule(&mut self, h: Handle, earliest: u64, latest: u64) -> Result<(), Error>;
+    /// [`Scheme::stop`].
+    fn stop(&mut self, h: Handle) -> Result<(), Error>;
+    /// [`Scheme::tick`].
+    fn tick(&mut self);
+    /// [`Scheme::advance`] to `target`, tickless, unbounded.
+    fn advance(&mut self, target: u64) -> Advanced;
+    /// [`Scheme::pop_expired`]: the id of the timer popped.
+    fn pop_expired(&mut self) -> Option<u64>;
+    /// [`Scheme::next_work`].
+    fn next_work(&self) -> Option<u64>;
+    /// [`Scheme::next_expiry`].
+    fn next_expiry(&self) -> NextExpiry;
+}
+
+/// [`Timers`] for schemes: each method the scheme's own.
+macro_rules! scheme_timers {
+    ($($ty:ty),*) => {$(
+        impl Timers for $ty {
+            #[inline(always)]
+            fn now(&self) -> u64 {
+                Scheme::now(self)
+            }
+            #[inline(always)]
+            fn start(&mut self, ticks: u64, id: u64) -> Result<Handle, Error> {
+                Scheme::start(self, ticks, id)
+            }
+            #[inline(always)]
+            fn start_range(&mut self, earliest: u64, latest: u64, id: u64) -> Result<Handle, Error> {
+                Scheme::start_range(self, earliest, latest, id, &mut Work::unlimited())
+            }
+            #[inline(always)]
+            fn reschedule(&mut self, h: Handle, earliest: u64, latest: u64) -> Result<(), Error> {
+                Scheme::reschedule(self, h, earliest, latest)
+            }
+            #[inline(always)]
+            fn stop(&mut self, h: Handle) -> Result<(), Error> {
+                Scheme::stop(self, h).map(drop)
+            }
+            #[inline(always)]
+            fn tick(&mut self) {
+                Scheme::tick(self);
+            }
+            #[inline(always)]
+            fn advance(&mut self, target: u64) -> Advanced {
+                Scheme::advance(self, target, Clock::Tickless, &mut Work::unlimited())
+            }
+            #[inline(always)]
+            fn pop_expired(&mut self) -> Option<u64> {
+                Scheme::pop_expired(self).map(|e| e.id)
+            }
+            #[inline(always)]
+            fn next_work(&self) -> Option<u64> {
+                Scheme::next_work(self)
+            }
+            #[inline(always)]
+            fn next_expiry(&self) -> NextExpiry {
+                Scheme::next_expiry(self)
+            }
+        }
+    )*};
+}
+
+scheme_timers!(
+    HashedUnsorted<HostStorage>,
+    Hierarchical<HostStorage>,
+    AnyScheme<HostStorage>
+);
+
+impl Timers for Callouts<HostStorage> {
+    #[inline(always)]
+    fn now(&self) -> u64 {
+        Scheme::now(self.scheme())
+    }
+    #[inline(always)]
+    fn start(&mut self, ticks: u64, id: u64) -> Result<Handle, Error> {
+        self.setcallout(ticks, id)
+    }
+    #[inline(always)]
+    fn start_range(&mut self, earliest: u64, latest: u64, id: u64) -> Result<Handle, Error> {
+        self.setcallout_range(earliest, latest, id, &mut Work::unlimited())
+    }
+    #[inline(always)]
+    fn reschedule(&mut self, h: Handle, earliest: u64, latest: u64) -> Result<(), Error> {
+        self.reset(h, earliest, latest)
+    }
+    #[inline(always)]
+    fn stop(&mut self, h: Handle) -> Result<(), Error> {
+        self.unsetcallout(h).map(drop)
+    }
+    #[inline(always)]
+    fn tick(&mut self) {
+        Callouts::tick(self);
+    }
+    #[inline(always)]
+    fn advance(&mut self, target: u64) -> Advanced {
+        Callouts::advance(self, target, Clock::Tickless, &mut Work::unlimited())
+    }
+    #[inline(always)]
+    fn pop_expired(&mut self) -> Option<u64> {
+        Callouts::pop_expired(self).map(|f| match f.origin {
+            Origin::Callout { cookie } => cookie,
+            // The port arms nothing through `timeout`.
+            Origin::Legacy { func, .. } => func,
+        })
+    }
+    #[inline(always)]
+    fn next_work(&self) -> Option<u64> {
+        Callouts::next_work(self)
+    }
+    #[inline(always)]
+    fn next_expiry(&self) -> NextExpiry {
+        Scheme::next_expiry(self.scheme())
+    }
+}
 
 /// glibc's `rand()` (the `TYPE_3` additive feedback generator of `random_r`, degree 31,
 /// separation 3) from its default seed, 1: the sequence Ratas' benchmark draws.
@@ -182,13 +314,13 @@ impl Outcome {
 
 /// The benchmark's world, run the way `WAY` names (`Way as u8`): a constant, so that each
 /// way's run is compiled without the others' branches, as Ratas' is built for one way.
-struct Bench<S: Scheme, const WAY: u8> {
+struct Bench<S: Timers, const WAY: u8> {
     s: S,
     units: Vec<Unit>,
     out: Outcome,
 }
 
-impl<S: Scheme, const WAY: u8> Bench<S, WAY> {
+impl<S: Timers, const WAY: u8> Bench<S, WAY> {
     const WAY: Way = Way::of(WAY);
 
     /// Ratas' `schedule(timer, delta)`.
@@ -226,10 +358,7 @@ impl<S: Scheme, const WAY: u8> Bench<S, WAY> {
                 self.s.stop(h)?;
                 self.s.start(latest, id)?
             }
-            (None, Way::Range) => {
-                self.s
-                    .start_range(earliest, latest, id, &mut Work::unlimited())?
-            }
+            (None, Way::Range) => self.s.start_range(earliest, latest, id)?,
             (None, _) => self.s.start(latest, id)?,
         };
         *slot = Some(handle);
@@ -389,22 +518,19 @@ impl<S: Scheme, const WAY: u8> Bench<S, WAY> {
         if Self::WAY == Way::Legacy {
             for _ in 0..delta {
                 self.s.tick();
-                while let Some(e) = self.s.pop_expired() {
-                    self.execute(e.id)?;
+                while let Some(id) = self.s.pop_expired() {
+                    self.execute(id)?;
                 }
             }
             return Ok(());
         }
         let target = self.s.now() + delta;
         loop {
-            match self
-                .s
-                .advance(target, Clock::Tickless, &mut Work::unlimited())
-            {
+            match self.s.advance(target) {
                 Advanced::Reached => return Ok(()),
                 done => {
-                    while let Some(e) = self.s.pop_expired() {
-                        self.execute(e.id)?;
+                    while let Some(id) = self.s.pop_expired() {
+                        self.execute(id)?;
                     }
                     // A tick that queued timers is done when `advance` returns, and nothing
                     // armed since is due on it: at the target, this is the end.
@@ -434,7 +560,7 @@ impl<S: Scheme, const WAY: u8> Bench<S, WAY> {
 
 /// Runs Ratas' benchmark with `pairs` pairs on `s` (empty, its clock at 0, room for at least
 /// `capacity(pairs)` timers). Returns what it did and how long it took.
-pub(crate) fn run<S: Scheme>(s: S, way: Way, pairs: u32) -> Result<(Outcome, Duration), Error> {
+pub(crate) fn run<S: Timers>(s: S, way: Way, pairs: u32) -> Result<(Outcome, Duration), Error> {
     match way {
         Way::Legacy => run_way::<S, { Way::Legacy as u8 }>(s, pairs),
         Way::StopStart => run_way::<S, { Way::StopStart as u8 }>(s, pairs),
@@ -444,7 +570,7 @@ pub(crate) fn run<S: Scheme>(s: S, way: Way, pairs: u32) -> Result<(Outcome, Dur
 }
 
 /// [`run`], the way `WAY` names.
-fn run_way<S: Scheme, const WAY: u8>(s: S, pairs: u32) -> Result<(Outcome, Duration), Error> {
+fn run_way<S: Timers, const WAY: u8>(s: S, pairs: u32) -> Result<(Outcome, Duration), Error> {
     let mut b = Bench::<S, WAY> {
         s,
         units: Vec::with_capacity(2 * pairs as usize + 64),
@@ -485,7 +611,7 @@ pub(crate) fn capacity(pairs: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wheel::{scheme6::HashedUnsorted, scheme7::Hierarchical, Config, HostStorage};
+    use wheel::{Config, SchemeKind};
 
     #[test]
     fn each_way_is_its_own_constant() {
@@ -513,17 +639,25 @@ mod tests {
         }
     }
 
-    /// Every way, both wheels: the same checksum and the same counts, which are Ratas' own
-    /// (its `test_benchmark` with `BENCH_PAIR_COUNT=20` gives `total_rx_count` 436,259).
+    /// Every way, both wheels, each named, held as `AnyScheme` and under the callout layer: the
+    /// same checksum and the same counts, which are Ratas' own (its `test_benchmark` with
+    /// `BENCH_PAIR_COUNT=20` gives `total_rx_count` 436,259).
     #[test]
     fn every_way_receives_what_ratas_receives() {
         let pairs = 20;
+        let c = config(pairs);
         let mut seen = Vec::new();
         for way in Way::ALL {
-            let s6 = HashedUnsorted::<HostStorage>::new(&config(pairs)).unwrap();
-            let s7 = Hierarchical::<HostStorage>::new(&config(pairs)).unwrap();
+            let s6 = HashedUnsorted::<HostStorage>::new(&c).unwrap();
+            let s7 = Hierarchical::<HostStorage>::new(&c).unwrap();
             seen.push(run(s6, way, pairs).unwrap().0);
             seen.push(run(s7, way, pairs).unwrap().0);
+            for kind in [SchemeKind::HashedUnsorted, SchemeKind::Hierarchical] {
+                let any = AnyScheme::<HostStorage>::new(kind, &c).unwrap();
+                let layer = Callouts::<HostStorage>::new(kind, &c).unwrap();
+                seen.push(run(any, way, pairs).unwrap().0);
+                seen.push(run(layer, way, pairs).unwrap().0);
+            }
         }
         assert!(seen.iter().all(|o| *o == seen[0]), "{seen:#?}");
         assert!(seen[0].schedules > seen[0].executions);
