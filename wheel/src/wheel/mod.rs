@@ -160,8 +160,10 @@ macro_rules! arena_delegates {
             }
             let deadline = self.choose(deadline, deadline)?;
             let idx = self.$arena.alloc(id, deadline)?;
+            // Before the filing writes the tag: see `start_range`.
+            let handle = self.$arena.handle(idx);
             self.file(idx, deadline, &mut super::Work::unlimited());
-            Ok(self.$arena.handle(idx))
+            Ok(handle)
         }
 
         #[inline]
@@ -178,9 +180,13 @@ macro_rules! arena_delegates {
             }
             let deadline = self.choose(a, b)?;
             let idx = self.$arena.alloc(id, deadline)?;
+            // The handle's generation is read before the filing writes the entry's tag: the
+            // compiler narrows that write to the tag's low bytes, and a load of the whole word
+            // after it would wait for the store to complete (no store forwarding).
+            let handle = self.$arena.handle(idx);
             work.spend(1);
             self.file(idx, deadline, work);
-            Ok(self.$arena.handle(idx))
+            Ok(handle)
         }
 
         fn stop(&mut self, handle: super::Handle) -> Result<u64, super::Error> {
