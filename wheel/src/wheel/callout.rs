@@ -378,9 +378,10 @@ impl<S: Storage> Callouts<S> {
         if s.best == NIL {
             return Err(Error::NotFound);
         }
-        // Cannot fail: every slot on a chain is outstanding.
+        // Cannot fail: every slot on a chain is outstanding. Its deadline is read off the entry
+        // the handle was made from, without resolving the handle a second time.
         let handle = self.scheme.handle_at(s.best).ok_or(Error::Stale)?;
-        let deadline = self.scheme.deadline(handle).ok_or(Error::Stale)?;
+        let deadline = self.scheme.arena().entry(s.best).deadline;
         let id = self.scheme.stop_within(handle, work)?;
         self.forget(s.best, id);
         Ok(Some(deadline))
