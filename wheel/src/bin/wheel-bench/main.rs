@@ -83,6 +83,11 @@ struct Cli {
     /// Run Ratas' benchmark alone (to profile it, say).
     #[arg(long)]
     ratas_only: bool,
+    /// The runs of Ratas' benchmark to make, comma-separated, by their bench names: legacy,
+    /// stop-start, in-place, range, range-any, range-callouts (each also with its "ratas-"
+    /// prefix) [default: all].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_ratas_run)]
+    ratas_runs: Vec<(ratas::Way, Holder)>,
     /// Units of the messages workload, comma-separated [default: 100,1000,10000,100000;
     /// up to 10000 with --quick].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_units)]
@@ -98,6 +103,30 @@ fn parse_scheme(s: &str) -> Result<SchemeKind, String> {
         .ok()
         .and_then(SchemeKind::from_number)
         .ok_or(format!("'{s}' is not a scheme number (1 to 7)"))
+}
+
+/// Every run of Ratas' benchmark: each way on the scheme named at compile time, and the last
+/// one again through `AnyScheme`, as the module holds it, and through the callout layer over
+/// it, as the module runs it.
+const RATAS_RUNS: [(ratas::Way, Holder); 6] = [
+    (ratas::Way::Legacy, Holder::Named),
+    (ratas::Way::StopStart, Holder::Named),
+    (ratas::Way::InPlace, Holder::Named),
+    (ratas::Way::Range, Holder::Named),
+    (ratas::Way::Range, Holder::Any),
+    (ratas::Way::Range, Holder::Callouts),
+];
+
+fn parse_ratas_run(s: &str) -> Result<(ratas::Way, Holder), String> {
+    let name = s.trim();
+    let name = name.strip_prefix("ratas-").unwrap_or(name);
+    RATAS_RUNS
+        .into_iter()
+        .find(|&(way, holder)| ratas_bench(way, holder).strip_prefix("ratas-") == Some(name))
+        .ok_or(format!(
+            "'{s}' is not a run of Ratas' benchmark (legacy, stop-start, in-place, range, \
+             range-any, range-callouts)"
+        ))
 }
 
 fn parse_units(s: &str) -> Result<u64, String> {
@@ -134,6 +163,7 @@ struct Opts {
     seed: u64,
     ratas_pairs: Option<Vec<u32>>,
     ratas_only: bool,
+    ratas_runs: Vec<(ratas::Way, Holder)>,
     units: Option<Vec<u64>>,
     messages_only: bool,
 }
@@ -154,6 +184,11 @@ impl Opts {
             seed: cli.seed,
             ratas_pairs: cli.ratas_pairs,
             ratas_only: cli.ratas_only,
+            ratas_runs: if cli.ratas_runs.is_empty() {
+                RATAS_RUNS.to_vec()
+            } else {
+                cli.ratas_runs
+            },
             units: cli.units,
             messages_only: cli.messages_only,
         }
@@ -370,7 +405,9 @@ impl Results {
         for r in &self.ratas {
             let base = self
                 .ratas_row(r.kind, r.pairs, ratas::Way::Legacy, Holder::Named)
-                .map_or(f64::NAN, |b| b.median() / r.median());
+                .map_or("–".to_string(), |b| {
+                    format!("{:.2}x", b.median() / r.median())
+                });
             let over = match (
                 r.holder,
                 self.ratas_row(r.kind, r.pairs, r.way, Holder::Named),
@@ -383,7 +420,7 @@ impl Results {
             };
             let _ = writeln!(
                 out,
-                "| {} | {} | {}{} | {:.3} ({:.3}–{:.3}) | {:.1} | {:.2}x | {} | {} |",
+                "| {} | {} | {}{} | {:.3} ({:.3}–{:.3}) | {:.1} | {} | {} | {} |",
                 r.kind.name(),
                 r.pairs,
                 r.way.text(),
@@ -726,18 +763,8 @@ fn sweep_ratas(kind: SchemeKind, pairs: &[u32], opts: &Opts, res: &mut Results) 
             ..Default::default()
         };
         let mut rows: Vec<RatasRow> = Vec::new();
-        // Every way on the scheme named at compile time, and the last one again through
-        // `AnyScheme`, as the module holds it, and through the callout layer over it, as the
-        // module runs it.
-        let ways = ratas::Way::ALL
-            .into_iter()
-            .map(|way| (way, Holder::Named))
-            .chain([
-                (ratas::Way::Range, Holder::Any),
-                (ratas::Way::Range, Holder::Callouts),
-            ]);
         for round in 0..repeats {
-            for (way, holder) in ways.clone() {
+            for &(way, holder) in &opts.ratas_runs {
                 let run = match (kind, holder) {
                     (_, Holder::Any) => AnyScheme::<HostStorage>::new(kind, &config)
                         .and_then(|s| ratas::run(s, way, p)),
@@ -1271,8 +1298,23 @@ mod tests {
             seed: 7,
             ratas_pairs: None,
             ratas_only: false,
+            ratas_runs: RATAS_RUNS.to_vec(),
             units: None,
             messages_only: false,
+        }
+    }
+
+    /// Each run of Ratas' benchmark is named by its bench name, with or without the prefix,
+    /// and nothing else is.
+    #[test]
+    fn ratas_runs_by_name() {
+        for run in RATAS_RUNS {
+            let bench = ratas_bench(run.0, run.1);
+            assert_eq!(parse_ratas_run(bench), Ok(run));
+            assert_eq!(parse_ratas_run(&bench["ratas-".len()..]), Ok(run));
+        }
+        for bad in ["", "ratas-", "any", "range-named", "ratas-ratas-range"] {
+            assert!(parse_ratas_run(bad).is_err(), "{bad}");
         }
     }
 

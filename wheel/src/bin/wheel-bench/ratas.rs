@@ -256,6 +256,7 @@ impl Way {
         }
     }
 
+    #[cfg(test)]
     pub(crate) const ALL: [Way; 4] = [Way::Legacy, Way::StopStart, Way::InPlace, Way::Range];
 
     pub(crate) fn bench(self) -> &'static str {
