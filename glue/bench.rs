@@ -167,7 +167,7 @@ impl Instance {
                     let h = handle.ok_or(EINVAL)?;
                     work.spend(1);
                     match b.kind {
-                        TW_BENCH_MOD => c.reset_within(h, t, t, work).map_err(errno)?,
+                        TW_BENCH_MOD => c.reset(h, t, t, work).map_err(errno)?,
                         TW_BENCH_TIMEOUT => {
                             // Other keys sharing the bench key's bucket make the walk long:
                             // it goes on in the next holds, the timeout after it.

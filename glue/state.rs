@@ -382,7 +382,7 @@ impl State {
         let freed = self.armed_deadline(h);
         self.callouts()
             .map_err(|_| ENOENT)?
-            .reset_within(h, a, b, work)
+            .reset(h, a, b, work)
             .map_err(errno)?;
         self.freed(freed, work);
         Ok(())

@@ -442,10 +442,10 @@ fn callout_model(kind: SchemeKind) {
                             (true, None) => Ok(()),
                         };
                         let got = match rng.within(0, 2) {
-                            0 => c.reset(h, interval, latest),
+                            0 => c.reschedule(h, interval, latest),
                             _ => {
                                 let mut w = Work::unlimited();
-                                c.reset_within(h, interval, latest, &mut w)
+                                c.reset(h, interval, latest, &mut w)
                             }
                         };
                         desc = format!("reset({raw:#x}, [{interval}, {latest}]) = {got:?}");
@@ -572,14 +572,14 @@ fn reset_keeps_handle_and_origin_for_both_interfaces() {
         let dup = c.timeout(func(1), arg(1), 30).unwrap();
         assert_eq!(c.origin(a), Some(Origin::Callout { cookie: 7 }), "{name}");
         assert_eq!(c.deadline(b), Some(1500), "{name}");
-        assert_eq!(c.reset_within(a, 20, 20, &mut w), Ok(()), "{name}");
-        assert_eq!(c.reset_within(b, 10, 10, &mut w), Ok(()), "{name}");
+        assert_eq!(c.reset(a, 20, 20, &mut w), Ok(()), "{name}");
+        assert_eq!(c.reset(b, 10, 10, &mut w), Ok(()), "{name}");
         assert_eq!(c.deadline(a), Some(1020), "{name}");
         // The legacy one reset earlier is now the one untimeout finds first.
         assert_eq!(c.untimeout(func(1), arg(1)), Ok(()), "{name}");
         assert_eq!(c.deadline(b), None, "{name}");
         assert_eq!(c.deadline(dup), Some(1030), "{name}");
-        assert_eq!(c.reset_within(b, 5, 5, &mut w), Err(Error::Stale), "{name}");
+        assert_eq!(c.reset(b, 5, 5, &mut w), Err(Error::Stale), "{name}");
         let mut fired = Vec::new();
         while fired.len() < 2 {
             let t = c.next_work().unwrap();

@@ -49,7 +49,7 @@
 //! | `tick`/`advance`| the scheme's                                                       |
 //! | `pop_expired`   | the scheme's pop, plus O(1) to unlink                              |
 //!
-//! The `_range` forms and `reset_within` are bounded by a [`Work`] budget as the scheme's
+//! The `_range` forms and `reset` are bounded by a [`Work`] budget as the scheme's
 //! [`Scheme::start_range`] and [`Scheme::reschedule_within`] are: on schemes 2 and 5 they may
 //! leave the callout *placing*, to be finished with [`Callouts::place`] before the next arm or
 //! reset ([`Error::Busy`] meanwhile).
@@ -393,21 +393,11 @@ impl<S: Storage> Callouts<S> {
     }
 
     /// `mod_timer`: moves the outstanding callout `handle` (pending, or due and not yet popped)
-    /// to a tick in `[now + earliest, now + latest]`, in place ([`Scheme::reschedule`]): it
-    /// keeps its handle and what it is, from either interface. Unbounded, as
-    /// [`Callouts::setcallout`] is: [`Callouts::reset_within`] with no limit on its work, made
-    /// only if the callout moves, so that one that stays (a timeout pushed back within its
-    /// range) costs the check alone.
+    /// to a tick in `[now + earliest, now + latest]`, in place
+    /// ([`Scheme::reschedule_within`]): it keeps its handle and what it is, from either
+    /// interface. Within `work`.
     #[inline(always)]
-    pub fn reset(&mut self, handle: Handle, earliest: u64, latest: u64) -> Result<(), Error> {
-        self.scheme.reschedule(handle, earliest, latest)?;
-        self.moved(handle);
-        Ok(())
-    }
-
-    /// [`Callouts::reset`] within `work` ([`Scheme::reschedule_within`]).
-    #[inline(always)]
-    pub fn reset_within(
+    pub fn reset(
         &mut self,
         handle: Handle,
         earliest: u64,
@@ -416,6 +406,17 @@ impl<S: Storage> Callouts<S> {
     ) -> Result<(), Error> {
         self.scheme
             .reschedule_within(handle, earliest, latest, work)?;
+        self.moved(handle);
+        Ok(())
+    }
+
+    /// [`Callouts::reset`] unbounded, as [`Scheme::reschedule`] is beside
+    /// [`Scheme::reschedule_within`]: the budget is made only if the callout moves, so that
+    /// one that stays (a timeout pushed back within its range) costs the check alone, with no
+    /// budget written for a caller that has none.
+    #[inline(always)]
+    pub fn reschedule(&mut self, handle: Handle, earliest: u64, latest: u64) -> Result<(), Error> {
+        self.scheme.reschedule(handle, earliest, latest)?;
         self.moved(handle);
         Ok(())
     }
@@ -796,7 +797,7 @@ mod tests {
                 Ok(None),
                 "{kind:?}"
             );
-            c.reset(x, 100, 100).unwrap();
+            c.reset(x, 100, 100, &mut Work::unlimited()).unwrap();
             while c.placing() {
                 c.place(&mut Work::unlimited());
             }

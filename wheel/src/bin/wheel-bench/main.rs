@@ -17,7 +17,7 @@
 //!   timers pushed back on every message, Ratas' `schedule` on a pending timer made by stop +
 //!   start, by reschedule in place, and in place with ranges, the last also with the scheme
 //!   chosen at run time ([`AnyScheme`], as the module holds it) and through the callout layer
-//!   over it ([`Callouts`]: `setcallout`, `reset`, `unsetcallout`, as the module runs it).
+//!   over it ([`Callouts`]: `setcallout`, `reschedule`, `unsetcallout`, as the module runs it).
 //!   Reported as timer operations (schedules, executions, cancels) per second and seconds per
 //!   run, with Ratas' checksum, and for the last two their time over the scheme named at
 //!   compile time's, taken round by round.
@@ -229,7 +229,7 @@ enum Holder {
     /// Chosen at run time ([`AnyScheme`]), as the callout layer and the module hold it.
     Any,
     /// The callout layer over it ([`Callouts`], with the legacy tables, as the module makes
-    /// it), through its handles: `setcallout`, `reset`, `unsetcallout`.
+    /// it), through its handles: `setcallout`, `reschedule` (`reset` unbounded), `unsetcallout`.
     Callouts,
 }
 

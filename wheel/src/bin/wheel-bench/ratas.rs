@@ -37,7 +37,7 @@ use wheel::{Advanced, AnyScheme, Clock, Error, Handle, HostStorage, NextExpiry, 
 
 /// What the port asks of the structure it runs on: a scheme, named at compile time or held as
 /// [`AnyScheme`], or the callout layer over one ([`Callouts`], through its handles: `setcallout`,
-/// `reset`, `unsetcallout`, the timer's id its cookie). Every method forwards to one call.
+/// `reschedule`, `unsetcallout`, the timer's id its cookie). Every method forwards to one call.
 pub(crate) trait Timers {
     /// [`Scheme::now`].
     fn now(&self) -> u64;
@@ -130,7 +130,7 @@ impl Timers for Callouts<HostStorage> {
     }
     #[inline(always)]
     fn reschedule(&mut self, h: Handle, earliest: u64, latest: u64) -> Result<(), Error> {
-        self.reset(h, earliest, latest)
+        Callouts::reschedule(self, h, earliest, latest)
     }
     #[inline(always)]
     fn stop(&mut self, h: Handle) -> Result<(), Error> {
