@@ -355,10 +355,10 @@ fn callout_model(kind: SchemeKind) {
                 8 => rng.within(1, 1 << 30),
                 _ => [0, 4096, 4097, MAX_INTERVAL - 1, MAX_INTERVAL][rng.within(0, 5) as usize],
             };
-            // A third of the arms and resets take a range, some of them refused.
+            // A third of the arms and resets take a range, a sixth one that ends before it
+            // begins (or, from 0, at 2^64 - 1: refused either way), the rest a single tick.
             let latest = match rng.within(0, 6) {
                 0 | 1 => interval.saturating_add(rng.within(1, 5000)),
-                // Ends before it begins (or, from 0, at 2^64 - 1).
                 2 => interval.wrapping_sub(1),
                 _ => interval,
             };
