@@ -85,7 +85,7 @@ struct Cli {
     ratas_only: bool,
     /// The runs of Ratas' benchmark to make, comma-separated, by their bench names: legacy,
     /// stop-start, in-place, range, range-any, range-callouts (each also with its "ratas-"
-    /// prefix) [default: all].
+    /// prefix), made in that order in every round [default: all].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_ratas_run)]
     ratas_runs: Vec<(ratas::Way, Holder)>,
     /// Units of the messages workload, comma-separated [default: 100,1000,10000,100000;
@@ -184,11 +184,11 @@ impl Opts {
             seed: cli.seed,
             ratas_pairs: cli.ratas_pairs,
             ratas_only: cli.ratas_only,
-            ratas_runs: if cli.ratas_runs.is_empty() {
-                RATAS_RUNS.to_vec()
-            } else {
-                cli.ratas_runs
-            },
+            // Each run named once, in the order of `RATAS_RUNS`, which the rounds interleave.
+            ratas_runs: RATAS_RUNS
+                .into_iter()
+                .filter(|r| cli.ratas_runs.is_empty() || cli.ratas_runs.contains(r))
+                .collect(),
             units: cli.units,
             messages_only: cli.messages_only,
         }
