@@ -242,13 +242,19 @@ struct RatasRow {
     outcome: ratas::Outcome,
     /// Seconds of each run, round by round.
     rounds: Vec<f64>,
-    /// The same, sorted.
-    seconds: Vec<f64>,
 }
 
 impl RatasRow {
     fn median(&self) -> f64 {
-        middle(&self.seconds)
+        median(&self.rounds)
+    }
+
+    /// The quickest and the slowest run.
+    fn range(&self) -> (f64, f64) {
+        let by = |a: &&f64, b: &&f64| a.total_cmp(b);
+        let lo = self.rounds.iter().min_by(by).copied().unwrap_or(f64::NAN);
+        let hi = self.rounds.iter().max_by(by).copied().unwrap_or(f64::NAN);
+        (lo, hi)
     }
 }
 
@@ -418,6 +424,7 @@ impl Results {
                 }
                 _ => "–".to_string(),
             };
+            let (lo, hi) = r.range();
             let _ = writeln!(
                 out,
                 "| {} | {} | {}{} | {:.3} ({:.3}–{:.3}) | {:.1} | {} | {} | {} |",
@@ -430,8 +437,8 @@ impl Results {
                     Holder::Callouts => ", through the callout layer",
                 },
                 r.median(),
-                r.seconds[0],
-                r.seconds[r.seconds.len() - 1],
+                lo,
+                hi,
                 r.outcome.operations() as f64 / r.median() / 1e6,
                 base,
                 over,
@@ -806,14 +813,11 @@ fn sweep_ratas(kind: SchemeKind, pairs: &[u32], opts: &Opts, res: &mut Results) 
                         pairs: p,
                         outcome: o,
                         rounds: vec![took.as_secs_f64()],
-                        seconds: Vec::new(),
                     }),
                 }
             }
         }
-        for r in &mut rows {
-            r.seconds = r.rounds.clone();
-            r.seconds.sort_by(f64::total_cmp);
+        for r in &rows {
             let mops = r.outcome.operations() as f64 / r.median() / 1e6;
             res.add(
                 ratas_bench(r.way, r.holder),
@@ -1152,7 +1156,7 @@ fn sweep_messages(kind: SchemeKind, units: &[u64], ticks: u64, opts: &Opts, res:
         };
         if let (Some(bare), Some(layer)) = (rate_of(Way::StopStart), rate_of(Way::Callout)) {
             // Both did the same operations: the ratio of rates is the ratio of times.
-            let mut cost: Vec<f64> = bare.iter().zip(layer).map(|(b, c)| b / c).collect();
+            let mut cost = ratios(bare, layer);
             cost.sort_by(f64::total_cmp);
             res.add_spread(CALLOUT_COST, kind, u, &cost, "x");
         }
