@@ -219,13 +219,16 @@ const RESPONSE_SIZE: i32 = 128;
 /// Ticks between two responses.
 const PACE_TICKS: u64 = 10;
 
-/// A unit's timers, by role; a timer's id is `unit * ROLES + role`.
+/// A unit's timers, by role; a timer's id is `unit << ROLE_BITS | role`, taken apart by shifts
+/// rather than a division when it fires.
 const IDLE: usize = 0;
 const CLOSE: usize = 1;
 const PACE: usize = 2;
 const REQUEST: usize = 3;
 const DEADLINE: usize = 4;
 const ROLES: usize = 5;
+/// Bits of a timer's id that name its role.
+const ROLE_BITS: u32 = 3;
 
 /// How Ratas' `schedule` on a pending timer is made, and how the clock is run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -278,14 +281,16 @@ impl Way {
     }
 }
 
-/// One work unit.
+/// One work unit: one cache line, its timers' handles beside its state, as a Ratas unit holds
+/// its timer events beside its own fields (see `doc/ratas.md`).
+#[repr(align(64))]
 struct Unit {
     timers: [Option<Handle>; ROLES],
-    other: usize,
+    other: u32,
     tx_count: i32,
     rx_count: i32,
     pace_quota: i32,
-    request_interval: u64,
+    request_interval: u32,
     closing: bool,
     waiting_for_response: bool,
     alive: bool,
@@ -351,7 +356,7 @@ impl<S: Timers, const WAY: u8> Bench<S, WAY> {
         earliest: u64,
         latest: u64,
     ) -> Result<(), Error> {
-        let id = (unit * ROLES + role) as u64;
+        let id = (unit << ROLE_BITS | role) as u64;
         let slot = &mut self.units[unit].timers[role];
         let handle = match (*slot, Self::WAY) {
             (Some(_), Way::InPlace | Way::Range) => unreachable!("moved in place by `arm`"),
@@ -379,6 +384,8 @@ impl<S: Timers, const WAY: u8> Bench<S, WAY> {
         let server = self.units.len();
         let client = server + 1;
         for (other, interval) in [(client, TIME_S), (server, request_interval)] {
+            let other = u32::try_from(other).map_err(|_| Error::Full)?;
+            let interval = u32::try_from(interval).map_err(|_| Error::Interval)?;
             self.units.push(Unit {
                 timers: [None; ROLES],
                 other,
@@ -416,7 +423,7 @@ impl<S: Timers, const WAY: u8> Bench<S, WAY> {
         let amount = u.pace_quota.min(u.tx_count);
         u.pace_quota -= amount;
         u.tx_count -= amount;
-        let (other, quota) = (u.other, u.pace_quota);
+        let (other, quota) = (u.other as usize, u.pace_quota);
         self.receive(other, amount)?;
         if quota == 0 {
             self.schedule(unit, PACE, PACE_TICKS)?;
@@ -437,7 +444,7 @@ impl<S: Timers, const WAY: u8> Bench<S, WAY> {
         let u = &mut self.units[unit];
         u.rx_count += 1;
         if u.rx_count % RESPONSE_SIZE == 0 {
-            let interval = u.request_interval;
+            let interval = u64::from(u.request_interval);
             self.out.cancels += 1;
             self.disarm(unit, DEADLINE)?;
             self.schedule(unit, REQUEST, interval)?;
@@ -466,7 +473,7 @@ impl<S: Timers, const WAY: u8> Bench<S, WAY> {
         if !self.units[unit].closing {
             self.schedule(unit, DEADLINE, PACE_TICKS * RESPONSE_SIZE as u64 * 4)?;
             self.units[unit].waiting_for_response = true;
-            let other = self.units[unit].other;
+            let other = self.units[unit].other as usize;
             self.transmit(other, RESPONSE_SIZE)?;
         }
         Ok(())
@@ -496,7 +503,10 @@ impl<S: Timers, const WAY: u8> Bench<S, WAY> {
     }
 
     fn execute(&mut self, id: u64) -> Result<(), Error> {
-        let (unit, role) = (id as usize / ROLES, id as usize % ROLES);
+        let (unit, role) = (
+            id as usize >> ROLE_BITS,
+            id as usize & ((1 << ROLE_BITS) - 1),
+        );
         self.units[unit].timers[role] = None;
         self.out.executions += 1;
         match role {
@@ -506,7 +516,7 @@ impl<S: Timers, const WAY: u8> Bench<S, WAY> {
             REQUEST => self.on_request(unit),
             _ => {
                 // The request deadline: something went wrong, both sides go.
-                let other = self.units[unit].other;
+                let other = self.units[unit].other as usize;
                 self.delete(unit)?;
                 self.delete(other)
             }
