@@ -229,6 +229,7 @@ const DEADLINE: usize = 4;
 const ROLES: usize = 5;
 /// Bits of a timer's id that name its role.
 const ROLE_BITS: u32 = 3;
+const _: () = assert!(ROLES <= 1 << ROLE_BITS);
 
 /// How Ratas' `schedule` on a pending timer is made, and how the clock is run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -629,6 +630,12 @@ mod tests {
         for way in Way::ALL {
             assert_eq!(Way::of(way as u8), way);
         }
+    }
+
+    #[test]
+    fn a_unit_is_one_cache_line() {
+        assert_eq!(core::mem::size_of::<Unit>(), 64);
+        assert_eq!(core::mem::align_of::<Unit>(), 64);
     }
 
     #[test]
