@@ -200,10 +200,11 @@ macro_rules! arena_delegates {
             work: &mut super::Work,
         ) -> Result<u64, super::Error> {
             let idx = self.$arena.resolve(handle)?;
-            if !self.$arena.is_queued(idx) {
+            let queued = self.$arena.is_queued(idx);
+            if !queued {
                 self.unlink(idx, work);
             }
-            Ok(self.$arena.release(idx))
+            Ok(self.$arena.release_from(idx, queued))
         }
 
         #[inline(always)]

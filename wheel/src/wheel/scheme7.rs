@@ -312,6 +312,19 @@ pub struct Hierarchical<S: Storage, const DEPTH: usize = LVL_DEPTH> {
     ov_min: u64,
     /// Entries put off by [`Self::retime`] and not filed again since (tagged [`PUT_OFF`]).
     put_off: usize,
+    /// Below the top, each level-0 list's entries and those of them put off, so that a tick
+    /// whose list holds none put off hands it to the due queue whole, without a walk
+    /// ([`Arena::queue_whole`]).
+    level0: S::Buf<Level0>,
+}
+
+/// What [`Hierarchical`] counts of a level-0 list below the top.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Level0 {
+    /// Entries on the list.
+    entries: u32,
+    /// Those of them put off there.
+    put_off: u32,
 }
 
 impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
@@ -336,6 +349,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
             ov_at: NIL,
             ov_min: never,
             put_off: 0,
+            level0: S::alloc(LVL_SIZE, |_| Level0::default())?,
         })
     }
 
@@ -438,6 +452,9 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         let empty = self
             .slots
             .push_back(&mut self.arena, list as u32, list as u32, idx);
+        if DEPTH > 1 && list < LVL_SIZE {
+            self.level0[list].entries += 1;
+        }
         self.lower_from(list, deadline, empty);
     }
 
@@ -479,7 +496,27 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         }
         let (list, put_off) = self.list_of_entry(idx);
         self.put_off -= usize::from(put_off);
+        if DEPTH > 1 && list < LVL_SIZE {
+            let counts = &mut self.level0[list];
+            counts.entries -= 1;
+            counts.put_off -= u32::from(put_off);
+        }
         self.slots.unlink(&mut self.arena, list as u32, idx);
+    }
+
+    /// Counts an entry on list `list` put off there (`true`), or no longer put off (`false`).
+    #[inline(always)]
+    fn count_put_off(&mut self, list: usize, on: bool) {
+        match on {
+            true => self.put_off += 1,
+            false => self.put_off -= 1,
+        }
+        if DEPTH > 1 && list < LVL_SIZE {
+            match on {
+                true => self.level0[list].put_off += 1,
+                false => self.level0[list].put_off -= 1,
+            }
+        }
     }
 
     /// A new deadline not before the tick on which the pointer reaches the entry's list, below
@@ -498,10 +535,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
             if rem >= from {
                 let beyond = rem - from >= 1 << shift;
                 if beyond != put_off {
-                    match beyond {
-                        true => self.put_off += 1,
-                        false => self.put_off -= 1,
-                    }
+                    self.count_put_off(list, beyond);
                     let tag = list as u32 | if beyond { PUT_OFF } else { 0 };
                     self.arena.retag(idx, tag);
                 }
@@ -517,7 +551,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
             // a turn late. It goes to the list's end, as a start there would.
             Some(to) if to == list && !(self.arena.ticking() && list >= Self::TOP) => {
                 if put_off {
-                    self.put_off -= 1;
+                    self.count_put_off(list, false);
                     self.arena.retag(idx, list as u32);
                 }
                 self.arena.entry_mut(idx).deadline = deadline;
@@ -591,6 +625,21 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         self.arena.begin_tick(tick);
         self.ov_walk = false;
         let list = (tick & LVL_MASK) as u32;
+        let counts = self.level0[list as usize];
+        let n = counts.entries as usize;
+        if counts.put_off == 0 && self.arena.due_is_empty() && n <= work.left().max(1) {
+            // Every entry on the slot is due, and the budget holds them: the list goes to the
+            // due queue whole, its entries not visited (see `Arena::queue_whole`). Nothing due
+            // now is filed under its tag again: a timer filed on this tick lands on another
+            // level-0 slot, or on the due queue.
+            self.slots.queue_whole(&mut self.arena, list, n);
+            self.level0[list as usize].entries = 0;
+            work.spend(n);
+            // INVARIANT: the slot under the pointer is empty, and nothing else turned.
+            self.levels_left = 0;
+            self.arena.end_tick();
+            return Some(Advanced::Due);
+        }
         let moved = self.queue_level0(list, work, true);
         if self.slots.list(list).is_empty() {
             // INVARIANT: the slot under the pointer is empty, and nothing else turned.
@@ -632,6 +681,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
                 debug_assert!(e.list() & PUT_OFF != 0 || e.deadline == now);
                 e.list() & PUT_OFF == 0
             });
+        self.level0[list as usize].entries -= moved as u32;
         work.spend(moved);
         moved
     }
@@ -930,6 +980,7 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
         self.arena.memory_bytes()
             + self.slots.memory_bytes()
             + self.low.len() * core::mem::size_of::<u64>()
+            + self.level0.len() * core::mem::size_of::<Level0>()
     }
 
     fn kind(&self) -> SchemeKind {
@@ -1181,10 +1232,17 @@ mod tests {
                 assert_eq!(bit == 1, !l.is_empty(), "bitmap of list {list} at {now}");
             }
             let mut at = l.head;
+            let mut counted = Level0::default();
             while at != NIL {
                 let e = w.arena.entry(at);
                 let (on, put_off) = w.list_of_entry(at);
                 assert_eq!(on, list);
+                assert!(
+                    !w.arena.is_queued(at),
+                    "entry {at} on list {list} reads as queued"
+                );
+                counted.entries += 1;
+                counted.put_off += u32::from(put_off);
                 let rem = w.arena.remaining(e.deadline);
                 let want = |place: Place| match place {
                     Place::Slot { level, slot } => level * LVL_SIZE + slot,
@@ -1210,8 +1268,25 @@ mod tests {
                 }
                 at = w.arena.next(at);
             }
+            if D > 1 && list < LVL_SIZE {
+                assert_eq!(
+                    w.level0[list], counted,
+                    "counts of level-0 list {list} at {now}"
+                );
+            }
         }
         assert_eq!(put_off_seen, w.put_off, "entries put off at {now}");
+        // The due queue, lists handed over whole included: every entry on it reads as queued.
+        let (mut at, mut queued) = (w.arena.next_due(), 0);
+        while at != NIL {
+            assert!(
+                w.arena.is_queued(at),
+                "entry {at} on the due queue at {now}"
+            );
+            queued += 1;
+            at = w.arena.next(at);
+        }
+        assert_eq!(queued, w.arena.queued(), "entries queued at {now}");
     }
 
     /// A later deadline leaves the timer where it is, put off; the cascade of its list files it
@@ -1304,6 +1379,67 @@ mod tests {
         while w.tick() == 0 {}
         assert_eq!(w.now(), 4096 + 64 + 10);
         assert_eq!(w.pop_expired().map(|e| e.id), Some(2));
+    }
+
+    /// A tickless step onto a level-0 slot that holds nothing put off hands the slot to the due
+    /// queue whole: its entries read as queued (stop takes them off the due queue, reschedule
+    /// re-arms them), and the slot's next turn, filed while some are still queued, does not.
+    #[test]
+    fn a_whole_level0_slot_goes_to_the_due_queue_at_once() {
+        let mut w = wheel::<LVL_DEPTH>(0);
+        let mut work = Work::unlimited();
+        let hs: Vec<Handle> = (0..4).map(|id| w.start(5, id).unwrap()).collect();
+        assert_eq!(
+            w.level0[5],
+            Level0 {
+                entries: 4,
+                put_off: 0
+            }
+        );
+        assert_eq!(w.advance(100, Clock::Tickless, &mut work), Advanced::Due);
+        assert_eq!((w.now(), w.queued(), w.level0[5].entries), (5, 4, 0));
+        assert_eq!(w.arena.whole_tick(), Some((5, 5)));
+        assert_eq!(w.occupied(0), 0);
+        assert_placed(&w);
+        // Stopped on the due queue, and re-armed from it.
+        assert_eq!(w.stop(hs[1]), Ok(1));
+        w.reschedule(hs[2], 64, 64).unwrap();
+        assert_eq!((w.queued(), w.deadline(hs[2])), (2, Some(69)));
+        assert_eq!(whereabouts(&w, hs[2]), (1, 1));
+        assert_placed(&w);
+        // The clock moves on with two still queued; the slot's next turn is filed under the
+        // same tag, pending.
+        assert_eq!(w.advance(6, Clock::Tickless, &mut work), Advanced::Reached);
+        let late = w.start(63, 9).unwrap();
+        assert_eq!(whereabouts(&w, late), (0, 5));
+        assert_placed(&w);
+        assert_eq!(w.stop(late), Ok(9));
+        let popped: Vec<u64> = core::iter::from_fn(|| w.pop_expired().map(|e| e.id)).collect();
+        assert_eq!(popped, [0, 3]);
+        assert_placed(&w);
+        // A slot with an entry put off there is walked as before: the due one goes, the other
+        // stays.
+        let a = w.start(10, 20).unwrap();
+        let b = w.start(10, 21).unwrap();
+        w.reschedule(b, 30, 30).unwrap();
+        assert_eq!(
+            w.level0[16],
+            Level0 {
+                entries: 2,
+                put_off: 1
+            }
+        );
+        assert_eq!(w.advance(100, Clock::Tickless, &mut work), Advanced::Due);
+        assert_eq!((w.now(), w.queued()), (16, 1));
+        assert_eq!(w.pop_expired().map(|e| (e.id, e.handle)), Some((20, a)));
+        assert_placed(&w);
+        assert_eq!(
+            w.level0[16],
+            Level0 {
+                entries: 0,
+                put_off: 0
+            }
+        );
     }
 
     #[test]

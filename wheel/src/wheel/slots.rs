@@ -107,6 +107,15 @@ impl<S: Storage> Slots<S> {
         n
     }
 
+    /// Hands the whole of `slot`, its `n` entries all due now and tagged `slot`, to the empty
+    /// due queue without visiting them: [`Arena::queue_whole`].
+    #[inline]
+    pub(super) fn queue_whole(&mut self, arena: &mut Arena<S>, slot: u32, n: usize) {
+        arena.queue_whole(&mut self.lists[slot as usize], n, slot);
+        // INVARIANT: the list is empty.
+        self.occupied.clear(slot);
+    }
+
     /// Queues the entries at the front of `slot` that are due now (all of its due ones, in a
     /// slot that keeps them in front), telling `leaving` of each (its index and its successor)
     /// as it goes; within `work`, at least one step, in one splice ([`Slots::queue_front`]).
