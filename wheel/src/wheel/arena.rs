@@ -461,30 +461,27 @@ impl<S: Storage> Arena<S> {
 
     /// Takes entry `idx` off the due queue, leaving it on no list (to be re-armed).
     pub fn unqueue(&mut self, idx: u32) {
-        let mut due = self.due;
-        self.unlink(&mut due, idx);
-        self.due = due;
-        self.queued -= 1;
+        self.unlink_due(idx);
         // Not free, not queued, as from `alloc`.
         self.entries[idx as usize].set_list(0);
     }
 
-    /// Frees entry `idx`, unlinking it from the due queue if it is there (a scheme unlinks it
-    /// from its own lists first). Returns its request id.
-    pub fn release(&mut self, idx: u32) -> u64 {
-        let queued = self.is_queued(idx);
-        self.release_from(idx, queued)
+    /// Unlinks entry `idx`, queued, from the due queue.
+    #[inline(always)]
+    fn unlink_due(&mut self, idx: u32) {
+        let mut due = self.due;
+        self.unlink(&mut due, idx);
+        self.due = due;
+        self.queued -= 1;
     }
 
-    /// [`Arena::release`] of an entry whose caller has asked [`Arena::is_queued`] already
-    /// (`queued`), to unlink it from its own list if it was not: one look at the tag, not two.
+    /// Frees entry `idx`: on the due queue if `queued` (what [`Arena::is_queued`] says of it,
+    /// which the caller has asked already, to unlink it from a list of its own if it was not),
+    /// unlinked from it here; otherwise on no list. Returns its request id.
     #[inline(always)]
-    pub fn release_from(&mut self, idx: u32, queued: bool) -> u64 {
+    pub fn release(&mut self, idx: u32, queued: bool) -> u64 {
         if queued {
-            let mut due = self.due;
-            self.unlink(&mut due, idx);
-            self.due = due;
-            self.queued -= 1;
+            self.unlink_due(idx);
         }
         self.free_entry(idx)
     }
@@ -590,12 +587,6 @@ impl<S: Storage> Arena<S> {
     #[cfg(test)]
     pub(crate) fn whole_tick(&self) -> Option<(u32, u64)> {
         (self.whole_tag != NO_TAG).then_some((self.whole_tag, self.whole_tick))
-    }
-
-    /// Whether the due queue is empty, as [`Arena::queue_whole`] needs it.
-    #[inline(always)]
-    pub fn due_is_empty(&self) -> bool {
-        self.due.head == NIL
     }
 
     /// The entry [`Arena::pop_due`] takes next, or [`NIL`].
@@ -730,7 +721,7 @@ mod tests {
         a.retag(i, 0);
         let h = a.handle(i);
         assert_eq!(a.resolve(h), Ok(i));
-        assert_eq!(a.release(i), 7);
+        assert_eq!(a.release(i, a.is_queued(i)), 7);
         assert_eq!(a.resolve(h), Err(Error::Stale));
         // The entry is reused with a new generation: the old handle stays stale.
         let j = a.alloc(8, 4).unwrap();
@@ -792,7 +783,7 @@ mod tests {
         // An arena started at the last generation wraps past 0 on the first free.
         let mut c = start(GENERATION_MASK);
         assert_eq!(c.handle(0).generation(), GENERATION_MASK);
-        c.release(0);
+        c.release(0, c.is_queued(0));
         assert_eq!(c.entry(0).generation(), 1);
     }
 
@@ -818,7 +809,7 @@ mod tests {
         a.alloc(2, 1).unwrap();
         assert_eq!(a.alloc(3, 1), Err(Error::Full));
         assert_eq!(a.len(), 2);
-        a.release(i);
+        a.release(i, a.is_queued(i));
         assert!(a.alloc(3, 1).is_ok());
     }
 
@@ -850,7 +841,7 @@ mod tests {
         for &x in &i {
             a.queue(x);
         }
-        a.release(i[1]);
+        a.release(i[1], a.is_queued(i[1]));
         assert_eq!(a.queued(), 2);
         assert_eq!(a.pop_due().map(|e| e.id), Some(0));
         assert_eq!(a.pop_due().map(|e| e.id), Some(2));
@@ -881,7 +872,7 @@ mod tests {
         assert!(l.is_empty() && l.tail == NIL);
         // Every moved entry is queued, and pops in order; stop takes one off the queue.
         assert!(a.is_queued(i[5]) && !a.is_queued(i[4]));
-        a.release(i[2]);
+        a.release(i[2], a.is_queued(i[2]));
         let popped: std::vec::Vec<u64> =
             core::iter::from_fn(|| a.pop_due().map(|e| e.id)).collect();
         assert_eq!(popped, [0, 1, 3, 5]);

@@ -204,7 +204,7 @@ macro_rules! arena_delegates {
             if !queued {
                 self.unlink(idx, work);
             }
-            Ok(self.$arena.release_from(idx, queued))
+            Ok(self.$arena.release(idx, queued))
         }
 
         #[inline(always)]

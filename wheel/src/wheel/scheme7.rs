@@ -625,21 +625,6 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         self.arena.begin_tick(tick);
         self.ov_walk = false;
         let list = (tick & LVL_MASK) as u32;
-        let counts = self.level0[list as usize];
-        let n = counts.entries as usize;
-        if counts.put_off == 0 && self.arena.due_is_empty() && n <= work.left().max(1) {
-            // Every entry on the slot is due, and the budget holds them: the list goes to the
-            // due queue whole, its entries not visited (see `Arena::queue_whole`). Nothing due
-            // now is filed under its tag again: a timer filed on this tick lands on another
-            // level-0 slot, or on the due queue.
-            self.slots.queue_whole(&mut self.arena, list, n);
-            self.level0[list as usize].entries = 0;
-            work.spend(n);
-            // INVARIANT: the slot under the pointer is empty, and nothing else turned.
-            self.levels_left = 0;
-            self.arena.end_tick();
-            return Some(Advanced::Due);
-        }
         let moved = self.queue_level0(list, work, true);
         if self.slots.list(list).is_empty() {
             // INVARIANT: the slot under the pointer is empty, and nothing else turned.
@@ -669,18 +654,31 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     /// every entry on it is due but those put off there. Hands the run of due ones at the
     /// front of level-0 list `list`, the pointer's, to the due queue in one splice, within
     /// `work` (at least one entry if `first`). Returns how many.
+    ///
+    /// When none is put off there, the due queue is empty and the budget holds them all, the
+    /// list goes whole, its entries not visited ([`Arena::queue_whole`]): nothing due now is
+    /// filed under its tag again, as a timer filed on this tick lands on another level-0 slot,
+    /// or on the due queue.
+    #[inline(always)]
     fn queue_level0(&mut self, list: u32, work: &mut Work, first: bool) -> usize {
         let now = self.arena.now();
         let limit = match first {
             true => work.left().max(1),
             false => work.left(),
         };
-        let moved = self
-            .slots
-            .queue_front(&mut self.arena, list, limit, |_, e| {
-                debug_assert!(e.list() & PUT_OFF != 0 || e.deadline == now);
-                e.list() & PUT_OFF == 0
-            });
+        let counts = self.level0[list as usize];
+        let moved = match counts.entries as usize {
+            n if n != 0 && counts.put_off == 0 && self.arena.next_due() == NIL && n <= limit => {
+                self.slots.queue_whole(&mut self.arena, list, n);
+                n
+            }
+            _ => self
+                .slots
+                .queue_front(&mut self.arena, list, limit, |_, e| {
+                    debug_assert!(e.list() & PUT_OFF != 0 || e.deadline == now);
+                    e.list() & PUT_OFF == 0
+                }),
+        };
         self.level0[list as usize].entries -= moved as u32;
         work.spend(moved);
         moved
