@@ -248,14 +248,6 @@ impl RatasRow {
     fn median(&self) -> f64 {
         median(&self.rounds)
     }
-
-    /// The quickest and the slowest run.
-    fn range(&self) -> (f64, f64) {
-        let by = |a: &&f64, b: &&f64| a.total_cmp(b);
-        let lo = self.rounds.iter().min_by(by).copied().unwrap_or(f64::NAN);
-        let hi = self.rounds.iter().max_by(by).copied().unwrap_or(f64::NAN);
-        (lo, hi)
-    }
 }
 
 #[derive(Default)]
@@ -288,17 +280,17 @@ impl Results {
         });
     }
 
-    /// Adds the median of `sorted` (not empty, in order), with its range.
+    /// Adds the median of `values` (not empty), with their range.
     fn add_spread(
         &mut self,
         bench: &'static str,
         kind: SchemeKind,
         n: u64,
-        sorted: &[f64],
+        values: &[f64],
         unit: &'static str,
     ) {
-        let (lo, hi) = (sorted[0], sorted[sorted.len() - 1]);
-        self.add(bench, kind, n, middle(sorted), unit);
+        let (median, lo, hi) = spread(values);
+        self.add(bench, kind, n, median, unit);
         if let Some(r) = self.rows.last_mut() {
             r.range = Some((lo, hi));
         }
@@ -419,12 +411,12 @@ impl Results {
                 self.ratas_row(r.kind, r.pairs, r.way, Holder::Named),
             ) {
                 (Holder::Any | Holder::Callouts, Some(named)) => {
-                    let (m, lo, hi) = round_ratios(&r.rounds, &named.rounds);
+                    let (m, lo, hi) = spread(&ratios(&r.rounds, &named.rounds));
                     format!("{m:.2}x ({lo:.2}–{hi:.2})")
                 }
                 _ => "–".to_string(),
             };
-            let (lo, hi) = r.range();
+            let (_, lo, hi) = spread(&r.rounds);
             let _ = writeln!(
                 out,
                 "| {} | {} | {}{} | {:.3} ({:.3}–{:.3}) | {:.1} | {} | {} | {} |",
@@ -833,8 +825,7 @@ fn sweep_ratas(kind: SchemeKind, pairs: &[u32], opts: &Opts, res: &mut Results) 
             .map(|r| r.rounds.clone());
         for r in rows.iter().filter(|r| r.holder != Holder::Named) {
             if let Some(named) = &named {
-                let mut cost = ratios(&r.rounds, named);
-                cost.sort_by(f64::total_cmp);
+                let cost = ratios(&r.rounds, named);
                 let bench = match r.holder {
                     Holder::Callouts => RATAS_CALLOUT_COST,
                     _ => RATAS_ANY_COST,
@@ -854,13 +845,6 @@ const RATAS_ANY_COST: &str = "ratas-any-cost";
 /// `a[i] / b[i]`, round by round.
 fn ratios(a: &[f64], b: &[f64]) -> Vec<f64> {
     a.iter().zip(b).map(|(x, y)| x / y).collect()
-}
-
-/// The median and range of [`ratios`].
-fn round_ratios(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
-    let mut r = ratios(a, b);
-    r.sort_by(f64::total_cmp);
-    (middle(&r), r[0], r[r.len() - 1])
 }
 
 /// The benchmark's name of a way of Ratas' benchmark, the scheme held as `holder` (otherwise
@@ -1156,9 +1140,7 @@ fn sweep_messages(kind: SchemeKind, units: &[u64], ticks: u64, opts: &Opts, res:
         };
         if let (Some(bare), Some(layer)) = (rate_of(Way::StopStart), rate_of(Way::Callout)) {
             // Both did the same operations: the ratio of rates is the ratio of times.
-            let mut cost = ratios(bare, layer);
-            cost.sort_by(f64::total_cmp);
-            res.add_spread(CALLOUT_COST, kind, u, &cost, "x");
+            res.add_spread(CALLOUT_COST, kind, u, &ratios(bare, layer), "x");
         }
     }
 }
@@ -1168,9 +1150,14 @@ const CALLOUT_COST: &str = "messages-callout-cost";
 
 /// The median of some values (the lower of the middle two of an even count).
 fn median(values: &[f64]) -> f64 {
+    spread(values).0
+}
+
+/// The median of some values (not empty; as [`median`]), the least and the greatest.
+fn spread(values: &[f64]) -> (f64, f64, f64) {
     let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
-    middle(&v)
+    (middle(&v), v[0], v[v.len() - 1])
 }
 
 /// The median of `sorted` (not empty, in order): the lower of the middle two of an even count.
