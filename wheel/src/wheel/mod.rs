@@ -911,7 +911,12 @@ macro_rules! dispatch {
 /// the scheme, so the arena sits at one offset whichever scheme is held, and the match of
 /// `AnyScheme::arena` compiles to no branch. [`Scheme::pop_expired`] on the callout layer,
 /// and in the module, costs what it costs on a scheme named at compile time.
+///
+/// Scheme 7 holds its level-0 counts in place (512 bytes), which makes its variant the largest
+/// by far. The enum is made once per instance, inside the callout layer; boxing the variant
+/// would put a pointer to chase before every call.
 #[repr(u8)]
+#[allow(clippy::large_enum_variant)]
 pub enum AnyScheme<S: Storage> {
     /// Scheme 1.
     S1(scheme1::Straightforward<S>),

@@ -314,8 +314,9 @@ pub struct Hierarchical<S: Storage, const DEPTH: usize = LVL_DEPTH> {
     put_off: usize,
     /// Below the top, each level-0 list's entries and those of them put off, so that a tick
     /// whose list holds none put off hands it to the due queue whole, without a walk
-    /// ([`Arena::queue_whole`]).
-    level0: S::Buf<Level0>,
+    /// ([`Arena::queue_whole`]). Held in place rather than allocated: the compiler then knows
+    /// its length, and the index of a level-0 list, below it, needs no bounds check.
+    level0: [Level0; LVL_SIZE],
 }
 
 /// What [`Hierarchical`] counts of a level-0 list below the top.
@@ -349,7 +350,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
             ov_at: NIL,
             ov_min: never,
             put_off: 0,
-            level0: S::alloc(LVL_SIZE, |_| Level0::default())?,
+            level0: [Level0::default(); LVL_SIZE],
         })
     }
 
@@ -978,7 +979,7 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
         self.arena.memory_bytes()
             + self.slots.memory_bytes()
             + self.low.len() * core::mem::size_of::<u64>()
-            + self.level0.len() * core::mem::size_of::<Level0>()
+            + core::mem::size_of_val(&self.level0)
     }
 
     fn kind(&self) -> SchemeKind {
