@@ -133,12 +133,13 @@
 /// - `fn next_busy(&self, work: &mut Work) -> Option<u64>`: the first tick after now that
 ///   has bookkeeping in tickless mode, if any, or a tick before it; spends at least one unit.
 ///
-/// `reschedule` needs `arena_moves!` in the scheme's inherent `impl` block too.
+/// `reschedule` and `advance` need `arena_moves!` in the scheme's inherent `impl` block too.
 ///
 /// `arena_delegates!(arena, quick: method)` also has `advance` try
 /// `fn method(&mut self, target: u64, clock: Clock, work: &mut Work) -> Option<Advanced>`
 /// first: a scheme's short-cut for its commonest step, which either does all that `advance`
-/// would have done and says what it returns, or starts a tick and leaves the rest to it.
+/// would have done and says what it returns, or starts a tick and leaves the rest to it. The
+/// short-cut is inlined into the caller, the rest of `advance` is not.
 ///
 /// Defined before the `mod` lines below so that it is in scope in every scheme file; the
 /// expansion names the crate's items through `super::`, so it must be invoked from a direct
@@ -256,6 +257,7 @@ macro_rules! arena_delegates {
             self.$arena.tick_queued()
         }
 
+        #[inline(always)]
         fn advance(
             &mut self,
             target: u64,
@@ -267,45 +269,7 @@ macro_rules! arena_delegates {
                     return done;
                 }
             )?
-            // Whether this call has made progress: until it has, a spent budget is no reason
-            // to return.
-            let mut moved = false;
-            loop {
-                if self.$arena.ticking() {
-                    if !self.run_tick(work) {
-                        return super::Advanced::OutOfWork;
-                    }
-                    self.$arena.end_tick();
-                    moved = true;
-                    if self.$arena.tick_queued() > 0 {
-                        return super::Advanced::Due;
-                    }
-                }
-                let now = self.$arena.now();
-                if now == target {
-                    return super::Advanced::Reached;
-                }
-                if moved && work.is_spent() {
-                    return super::Advanced::OutOfWork;
-                }
-                let next = match clock {
-                    super::Clock::Periodic => now.wrapping_add(1),
-                    super::Clock::Tickless => match self.next_busy(work) {
-                        Some(t) => self.$arena.sooner(t, target),
-                        None => target,
-                    },
-                };
-                if moved && work.is_spent() {
-                    return super::Advanced::OutOfWork;
-                }
-                // A periodic tick costs a unit even when idle; a tickless one has paid for
-                // finding it.
-                if clock == super::Clock::Periodic {
-                    work.spend(1);
-                }
-                moved = true;
-                self.enter(next, clock);
-            }
+            self.advance_ticks(target, clock, work)
         }
 
         #[inline(always)]
@@ -345,8 +309,9 @@ macro_rules! arena_delegates {
 
 /// Expands, inside a scheme's inherent `impl` block, to the part of [`Scheme::reschedule`] that
 /// moves a timer, out of line so that the check that leaves it where it is (Ratas' idle timer,
-/// pushed back on every message) is inlined into every caller. `$arena` names the field that
-/// holds the [`arena::Arena`]; the scheme's own methods are those [`arena_delegates!`] lists.
+/// pushed back on every message) is inlined into every caller, and likewise to the part of
+/// [`Scheme::advance`] past the scheme's short-cut. `$arena` names the field that holds the
+/// [`arena::Arena`]; the scheme's own methods are those [`arena_delegates!`] lists.
 macro_rules! arena_moves {
     ($arena:ident) => {
         /// Whether outstanding entry `idx` stays as it is on a reschedule into `[earliest,
@@ -357,6 +322,57 @@ macro_rules! arena_moves {
         #[inline(always)]
         fn stays(&self, idx: u32, earliest: u64, latest: u64) -> bool {
             self.$arena.due_within(idx, earliest, latest) && !super::Scheme::placing(self)
+        }
+
+        /// [`super::Scheme::advance`] past the scheme's short-cut for its commonest step (see
+        /// [`arena_delegates!`]): out of line, so that the short-cut is inlined into every
+        /// caller, and with it the clock and the budget a caller passes as constants.
+        #[inline(never)]
+        pub(super) fn advance_ticks(
+            &mut self,
+            target: u64,
+            clock: super::Clock,
+            work: &mut super::Work,
+        ) -> super::Advanced {
+            // Whether this call has made progress: until it has, a spent budget is no reason
+            // to return.
+            let mut moved = false;
+            loop {
+                if self.$arena.ticking() {
+                    if !self.run_tick(work) {
+                        return super::Advanced::OutOfWork;
+                    }
+                    self.$arena.end_tick();
+                    moved = true;
+                    if self.$arena.tick_queued() > 0 {
+                        return super::Advanced::Due;
+                    }
+                }
+                let now = self.$arena.now();
+                if now == target {
+                    return super::Advanced::Reached;
+                }
+                if moved && work.is_spent() {
+                    return super::Advanced::OutOfWork;
+                }
+                let next = match clock {
+                    super::Clock::Periodic => now.wrapping_add(1),
+                    super::Clock::Tickless => match self.next_busy(work) {
+                        Some(t) => self.$arena.sooner(t, target),
+                        None => target,
+                    },
+                };
+                if moved && work.is_spent() {
+                    return super::Advanced::OutOfWork;
+                }
+                // A periodic tick costs a unit even when idle; a tickless one has paid for
+                // finding it.
+                if clock == super::Clock::Periodic {
+                    work.spend(1);
+                }
+                moved = true;
+                self.enter(next, clock);
+            }
         }
 
         /// [`super::Scheme::reschedule`] of outstanding entry `idx`, past the check that
