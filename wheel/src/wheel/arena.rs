@@ -505,8 +505,22 @@ impl<S: Storage> Arena<S> {
         let mut due = self.due;
         self.push_back(&mut due, QUEUED, idx);
         self.due = due;
-        self.queued += 1;
-        self.tick_queued += 1;
+        self.count_queued(1);
+    }
+
+    /// Counts `n` entries just put on the due queue, on the tick under way.
+    #[inline(always)]
+    fn count_queued(&mut self, n: usize) {
+        self.queued += n;
+        self.tick_queued += n as u32;
+    }
+
+    /// The empty due queue takes the whole of `list`, which is left empty.
+    #[inline(always)]
+    fn adopt(&mut self, list: &mut List) {
+        debug_assert!(self.due.head == NIL, "the due queue is not empty");
+        self.due = *list;
+        *list = List::EMPTY;
     }
 
     /// Moves the entries at the front of `list` onto the end of the due queue in one splice:
@@ -537,12 +551,10 @@ impl<S: Storage> Arena<S> {
         if n == 0 {
             return 0;
         }
-        self.queued += n;
-        self.tick_queued += n as u32;
+        self.count_queued(n);
         if at == NIL && self.due.head == NIL {
             // The whole list becomes the due queue.
-            self.due = *list;
-            *list = List::EMPTY;
+            self.adopt(list);
             return n;
         }
         // Cut the list after `last`...
@@ -573,12 +585,9 @@ impl<S: Storage> Arena<S> {
     /// length of the tick's run, no branch predictor knows.
     #[inline]
     pub fn queue_whole(&mut self, list: &mut List, n: usize, tag: u32) {
-        debug_assert!(self.due.head == NIL, "the due queue is not empty");
         debug_assert!(tag < PLACING, "tag {tag} is not a scheme's");
-        self.due = *list;
-        *list = List::EMPTY;
-        self.queued += n;
-        self.tick_queued += n as u32;
+        self.adopt(list);
+        self.count_queued(n);
         self.whole_tag = tag;
         self.whole_tick = self.now;
     }
