@@ -12,11 +12,13 @@
 
 mod common;
 
-use common::{callouts, max_interval, prop_ops, prop_seed};
+use common::{callouts, config, max_interval, prop_ops, prop_seed};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::io::Write;
 use wheel::callout::{Callouts, Fired, Origin};
 use wheel::rng::Rng;
+use wheel::scheme6::HashedUnsorted;
+use wheel::scheme7::Hierarchical;
 use wheel::{Advanced, Clock, Error, Handle, HostStorage, Scheme, SchemeKind, Work, MAX_INTERVAL};
 
 /// Operations per backend in a plain `cargo test`.
@@ -38,7 +40,7 @@ fn every(capacity: u32, start: u64) -> Vec<(SchemeKind, Callouts<HostStorage>)> 
         .collect()
 }
 
-fn step(c: &mut Callouts<HostStorage>) -> Vec<Fired> {
+fn step<T: Scheme>(c: &mut Callouts<HostStorage, T>) -> Vec<Fired> {
     c.tick();
     std::iter::from_fn(|| c.pop_expired()).collect()
 }
@@ -313,7 +315,8 @@ impl Model {
     }
 }
 
-fn callout_model(kind: SchemeKind) {
+/// The model run on callouts over a scheme of kind `kind` that `make(capacity, start)` builds.
+fn callout_model<T: Scheme>(kind: SchemeKind, make: impl Fn(u32, u64) -> Callouts<HostStorage, T>) {
     let total = prop_ops(DEFAULT_OPS * 4) / 4;
     let base = prop_seed();
     let mut ops = 0u64;
@@ -326,7 +329,7 @@ fn callout_model(kind: SchemeKind) {
     .enumerate()
     {
         let seed = base ^ (run as u64 + 1).wrapping_mul(0x51ed_270b) ^ (kind as u64) << 48;
-        let mut c = callouts(kind, capacity, start);
+        let mut c = make(capacity, start);
         let mut m = Model {
             start,
             capacity: capacity as usize,
@@ -529,37 +532,97 @@ fn callout_model(kind: SchemeKind) {
 
 #[test]
 fn model_scheme1() {
-    callout_model(SchemeKind::Straightforward);
+    callout_model(SchemeKind::Straightforward, |n, at| {
+        callouts(SchemeKind::Straightforward, n, at)
+    });
 }
 
 #[test]
 fn model_scheme2() {
-    callout_model(SchemeKind::OrderedList);
+    callout_model(SchemeKind::OrderedList, |n, at| {
+        callouts(SchemeKind::OrderedList, n, at)
+    });
 }
 
 #[test]
 fn model_scheme3() {
-    callout_model(SchemeKind::Heap);
+    callout_model(SchemeKind::Heap, |n, at| callouts(SchemeKind::Heap, n, at));
 }
 
 #[test]
 fn model_scheme4() {
-    callout_model(SchemeKind::BasicWheel);
+    callout_model(SchemeKind::BasicWheel, |n, at| {
+        callouts(SchemeKind::BasicWheel, n, at)
+    });
 }
 
 #[test]
 fn model_scheme5() {
-    callout_model(SchemeKind::HashedSorted);
+    callout_model(SchemeKind::HashedSorted, |n, at| {
+        callouts(SchemeKind::HashedSorted, n, at)
+    });
 }
 
 #[test]
 fn model_scheme6() {
-    callout_model(SchemeKind::HashedUnsorted);
+    callout_model(SchemeKind::HashedUnsorted, |n, at| {
+        callouts(SchemeKind::HashedUnsorted, n, at)
+    });
 }
 
 #[test]
 fn model_scheme7() {
-    callout_model(SchemeKind::Hierarchical);
+    callout_model(SchemeKind::Hierarchical, |n, at| {
+        callouts(SchemeKind::Hierarchical, n, at)
+    });
+}
+
+/// The callout layer over the scheme named at compile time, as over the one chosen at run time.
+#[test]
+fn model_scheme6_named() {
+    let kind = SchemeKind::HashedUnsorted;
+    callout_model(kind, |n, at| {
+        let s = HashedUnsorted::<HostStorage>::new(&config(kind, n, at)).unwrap();
+        Callouts::over(s).unwrap()
+    });
+}
+
+#[test]
+fn model_scheme7_named() {
+    let kind = SchemeKind::Hierarchical;
+    callout_model(kind, |n, at| {
+        let s = Hierarchical::<HostStorage>::new(&config(kind, n, at)).unwrap();
+        Callouts::over(s).unwrap()
+    });
+}
+
+/// A scheme's own timers are callouts of the new interface once the layer takes it over, their
+/// request ids their cookies; the layer's own arm beside them.
+#[test]
+fn over_adopts_the_schemes_timers_as_callouts() {
+    let kind = SchemeKind::Hierarchical;
+    for handles_only in [false, true] {
+        let mut s = Hierarchical::<HostStorage>::new(&config(kind, 4, 0)).unwrap();
+        let early = s.start(2, 7).unwrap();
+        let late = s.start(3, 8).unwrap();
+        let mut c = match handles_only {
+            false => Callouts::<HostStorage, _>::over(s).unwrap(),
+            true => Callouts::<HostStorage, _>::over_handles_only(s).unwrap(),
+        };
+        assert_eq!(c.origin(late), Some(Origin::Callout { cookie: 8 }));
+        assert_eq!(c.unsetcallout(late), Ok(Origin::Callout { cookie: 8 }));
+        let mine = c.setcallout(2, 9).unwrap();
+        assert!(step(&mut c).is_empty());
+        let mut fired: Vec<_> = step(&mut c).iter().map(|f| (f.handle, f.origin)).collect();
+        fired.sort_by_key(|(h, _)| h.to_raw());
+        let mut want = vec![
+            (early, Origin::Callout { cookie: 7 }),
+            (mine, Origin::Callout { cookie: 9 }),
+        ];
+        want.sort_by_key(|(h, _)| h.to_raw());
+        assert_eq!(fired, want, "handles only: {handles_only}");
+        assert!(step(&mut c).is_empty());
+    }
 }
 
 #[test]

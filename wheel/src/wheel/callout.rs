@@ -158,8 +158,12 @@ fn distance(deadline: u64, now: u64) -> i64 {
 ///   `hash(func, arg) & mask`, `prev`/`next` linking that chain both ways. Every other slot
 ///   means nothing, so that arming with `setcallout` writes nothing there.
 /// - With `setcallout` alone ([`Callouts::with_handles_only`]) all three tables are empty.
-pub struct Callouts<S: Storage> {
-    scheme: AnyScheme<S>,
+///
+/// The scheme is any [`Scheme`]: by default [`AnyScheme`], chosen at run time as the module
+/// chooses it ([`Callouts::new`]), or one named at compile time ([`Callouts::over`]), whose
+/// calls then inline into the layer's as they would into the caller's.
+pub struct Callouts<S: Storage, T = AnyScheme<S>> {
+    scheme: T,
     slots: S::Buf<Slot>,
     /// Bit `i % 64` of word `i / 64`: whether index `i` is an outstanding legacy callout. What
     /// `unsetcallout` and `pop_expired` look at first, a bit per timer that stays in cache, so
@@ -202,7 +206,22 @@ struct Search {
 impl<S: Storage> Callouts<S> {
     /// A callout facility on a scheme of kind `kind`, with every table allocated now.
     pub fn new(kind: SchemeKind, config: &Config) -> Result<Self, Error> {
-        let scheme = AnyScheme::new(kind, config)?;
+        Callouts::over(AnyScheme::new(kind, config)?)
+    }
+
+    /// A callout facility for the new interface alone: no hash table, no side table, nothing
+    /// beyond the scheme's own storage. `timeout` fails with [`Error::Config`]; `untimeout`
+    /// finds nothing.
+    pub fn with_handles_only(kind: SchemeKind, config: &Config) -> Result<Self, Error> {
+        Callouts::over_handles_only(AnyScheme::new(kind, config)?)
+    }
+}
+
+impl<S: Storage, T: Scheme> Callouts<S, T> {
+    /// [`Callouts::new`] on `scheme`, which it takes over: its tables are sized by the scheme's
+    /// capacity. Timers it already holds are callouts of the new interface from then on, each
+    /// request id its cookie.
+    pub fn over(scheme: T) -> Result<Self, Error> {
         let capacity = scheme.capacity();
         // One bucket per timer at least: a load factor of at most one.
         let nbuckets = capacity.checked_next_power_of_two().ok_or(Error::Config)?;
@@ -219,12 +238,11 @@ impl<S: Storage> Callouts<S> {
         })
     }
 
-    /// A callout facility for the new interface alone: no hash table, no side table, nothing
-    /// beyond the scheme's own storage. `timeout` fails with [`Error::Config`]; `untimeout`
-    /// finds nothing.
-    pub fn with_handles_only(kind: SchemeKind, config: &Config) -> Result<Self, Error> {
+    /// [`Callouts::with_handles_only`] on `scheme`, which it takes over, as [`Callouts::over`]
+    /// does.
+    pub fn over_handles_only(scheme: T) -> Result<Self, Error> {
         Ok(Callouts {
-            scheme: AnyScheme::new(kind, config)?,
+            scheme,
             slots: S::alloc(0, |_| Slot::EMPTY)?,
             legacy: S::alloc(0, |_| 0)?,
             buckets: S::alloc(1, |_| NIL)?,
@@ -246,6 +264,7 @@ impl<S: Storage> Callouts<S> {
 
     /// [`Callouts::setcallout`] due on a tick of the scheme's choosing in `[now + earliest, now
     /// + latest]` ([`Scheme::start_range`]), within `work`.
+    #[inline]
     pub fn setcallout_range(
         &mut self,
         earliest: u64,
@@ -378,10 +397,9 @@ impl<S: Storage> Callouts<S> {
         if s.best == NIL {
             return Err(Error::NotFound);
         }
-        // Cannot fail: every slot on a chain is outstanding. Its deadline is read off the entry
-        // the handle was made from, without resolving the handle a second time.
+        // Cannot fail: every slot on a chain is outstanding.
         let handle = self.scheme.handle_at(s.best).ok_or(Error::Stale)?;
-        let deadline = self.scheme.arena().entry(s.best).deadline;
+        let deadline = self.scheme.deadline(handle).ok_or(Error::Stale)?;
         let id = self.scheme.stop_within(handle, work)?;
         self.forget(s.best, id);
         Ok(Some(deadline))
@@ -501,7 +519,7 @@ impl<S: Storage> Callouts<S> {
     pub fn pop_expired(&mut self) -> Option<Fired> {
         // The index from the queue's head rather than the handle, so that its legacy bit is
         // looked up without waiting for the entry's generation, which the handle is made of.
-        let idx = self.scheme.arena().next_due();
+        let idx = self.scheme.next_due();
         let expired = self.scheme.pop_expired()?;
         Some(Fired {
             handle: expired.handle,
@@ -511,7 +529,7 @@ impl<S: Storage> Callouts<S> {
     }
 
     /// The scheme underneath, for `now`, `len`, `queued`, `capacity` and `next_expiry`.
-    pub fn scheme(&self) -> &AnyScheme<S> {
+    pub fn scheme(&self) -> &T {
         &self.scheme
     }
 

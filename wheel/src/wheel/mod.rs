@@ -277,6 +277,11 @@ macro_rules! arena_delegates {
             self.$arena.pop_due()
         }
 
+        #[inline(always)]
+        fn next_due(&self) -> u32 {
+            self.$arena.next_due()
+        }
+
         fn now(&self) -> u64 {
             self.$arena.now()
         }
@@ -742,6 +747,11 @@ pub trait Scheme {
     /// `EXPIRY_PROCESSING`: takes the oldest queued timer, if any.
     fn pop_expired(&mut self) -> Option<Expired>;
 
+    /// The arena index ([`Handle::index`]) of the timer [`Scheme::pop_expired`] takes next, or
+    /// `u32::MAX` if none is queued: read off the due queue's head, without the entry's
+    /// generation that its handle is made of.
+    fn next_due(&self) -> u32;
+
     /// The current tick.
     fn now(&self) -> u64;
 
@@ -1006,6 +1016,10 @@ impl<S: Storage> Scheme for AnyScheme<S> {
     #[inline(always)]
     fn pop_expired(&mut self) -> Option<Expired> {
         self.arena_mut().pop_due()
+    }
+    #[inline(always)]
+    fn next_due(&self) -> u32 {
+        self.arena().next_due()
     }
     #[inline(always)]
     fn now(&self) -> u64 {
