@@ -84,8 +84,8 @@ struct Cli {
     #[arg(long)]
     ratas_only: bool,
     /// The runs of Ratas' benchmark to make, comma-separated, by their bench names: legacy,
-    /// stop-start, in-place, range, range-any, range-callouts (each also with its "ratas-"
-    /// prefix), made in that order in every round [default: all].
+    /// stop-start, in-place, range, range-any, range-callouts, range-named-callouts (each also
+    /// with its "ratas-" prefix), made in that order in every round [default: all].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_ratas_run)]
     ratas_runs: Vec<(ratas::Way, Holder)>,
     /// Units of the messages workload, comma-separated [default: 100,1000,10000,100000;
@@ -106,15 +106,16 @@ fn parse_scheme(s: &str) -> Result<SchemeKind, String> {
 }
 
 /// Every run of Ratas' benchmark: each way on the scheme named at compile time, and the last
-/// one again through `AnyScheme`, as the module holds it, and through the callout layer over
-/// it, as the module runs it.
-const RATAS_RUNS: [(ratas::Way, Holder); 6] = [
+/// one again through `AnyScheme`, as the module holds it, through the callout layer over it,
+/// as the module runs it, and through the callout layer over the scheme named.
+const RATAS_RUNS: [(ratas::Way, Holder); 7] = [
     (ratas::Way::Legacy, Holder::Named),
     (ratas::Way::StopStart, Holder::Named),
     (ratas::Way::InPlace, Holder::Named),
     (ratas::Way::Range, Holder::Named),
     (ratas::Way::Range, Holder::Any),
     (ratas::Way::Range, Holder::Callouts),
+    (ratas::Way::Range, Holder::NamedCallouts),
 ];
 
 fn parse_ratas_run(s: &str) -> Result<(ratas::Way, Holder), String> {
@@ -125,7 +126,7 @@ fn parse_ratas_run(s: &str) -> Result<(ratas::Way, Holder), String> {
         .find(|&(way, holder)| ratas_bench(way, holder).strip_prefix("ratas-") == Some(name))
         .ok_or(format!(
             "'{s}' is not a run of Ratas' benchmark (legacy, stop-start, in-place, range, \
-             range-any, range-callouts)"
+             range-any, range-callouts, range-named-callouts)"
         ))
 }
 
@@ -231,6 +232,9 @@ enum Holder {
     /// The callout layer over it ([`Callouts`], with the legacy tables, as the module makes
     /// it), through its handles: `setcallout`, `reschedule` (`reset` unbounded), `unsetcallout`.
     Callouts,
+    /// The callout layer, as [`Holder::Callouts`], over the scheme named at compile time
+    /// ([`Callouts::over`]): what the layer itself costs.
+    NamedCallouts,
 }
 
 /// The runs of one way of Ratas' benchmark.
@@ -410,7 +414,7 @@ impl Results {
                 r.holder,
                 self.ratas_row(r.kind, r.pairs, r.way, Holder::Named),
             ) {
-                (Holder::Any | Holder::Callouts, Some(named)) => {
+                (Holder::Any | Holder::Callouts | Holder::NamedCallouts, Some(named)) => {
                     let (m, lo, hi) = spread(&ratios(&r.rounds, &named.rounds));
                     format!("{m:.2}x ({lo:.2}–{hi:.2})")
                 }
@@ -427,6 +431,7 @@ impl Results {
                     Holder::Named => "",
                     Holder::Any => ", scheme chosen at run time",
                     Holder::Callouts => ", through the callout layer",
+                    Holder::NamedCallouts => ", through the callout layer over the scheme named",
                 },
                 r.median(),
                 lo,
@@ -769,6 +774,16 @@ fn sweep_ratas(kind: SchemeKind, pairs: &[u32], opts: &Opts, res: &mut Results) 
                         .and_then(|s| ratas::run(s, way, p)),
                     (_, Holder::Callouts) => Callouts::<HostStorage>::new(kind, &config)
                         .and_then(|c| ratas::run(c, way, p)),
+                    (SchemeKind::HashedUnsorted, Holder::NamedCallouts) => {
+                        scheme6::HashedUnsorted::<HostStorage>::new(&config)
+                            .and_then(Callouts::<HostStorage, _>::over)
+                            .and_then(|c| ratas::run(c, way, p))
+                    }
+                    (_, Holder::NamedCallouts) => {
+                        scheme7::Hierarchical::<HostStorage>::new(&config)
+                            .and_then(Callouts::<HostStorage, _>::over)
+                            .and_then(|c| ratas::run(c, way, p))
+                    }
                     (SchemeKind::HashedUnsorted, Holder::Named) => {
                         scheme6::HashedUnsorted::<HostStorage>::new(&config)
                             .and_then(|s| ratas::run(s, way, p))
@@ -828,6 +843,7 @@ fn sweep_ratas(kind: SchemeKind, pairs: &[u32], opts: &Opts, res: &mut Results) 
                 let cost = ratios(&r.rounds, named);
                 let bench = match r.holder {
                     Holder::Callouts => RATAS_CALLOUT_COST,
+                    Holder::NamedCallouts => RATAS_NAMED_CALLOUT_COST,
                     _ => RATAS_ANY_COST,
                 };
                 res.add_spread(bench, kind, u64::from(p), &cost, "x");
@@ -838,8 +854,10 @@ fn sweep_ratas(kind: SchemeKind, pairs: &[u32], opts: &Opts, res: &mut Results) 
 }
 
 /// The bench names of the time of Ratas' benchmark, in place with ranges, through the callout
-/// layer and with the scheme chosen at run time, over the scheme named at compile time's.
+/// layer (over the scheme chosen at run time, and over the scheme named) and with the scheme
+/// chosen at run time, over the scheme named at compile time's.
 const RATAS_CALLOUT_COST: &str = "ratas-callout-cost";
+const RATAS_NAMED_CALLOUT_COST: &str = "ratas-named-callout-cost";
 const RATAS_ANY_COST: &str = "ratas-any-cost";
 
 /// `a[i] / b[i]`, round by round.
@@ -857,6 +875,7 @@ fn ratas_bench(way: ratas::Way, holder: Holder) -> &'static str {
     match holder {
         Holder::Any => "ratas-range-any",
         Holder::Callouts => "ratas-range-callouts",
+        Holder::NamedCallouts => "ratas-range-named-callouts",
         Holder::Named => way.bench(),
     }
 }

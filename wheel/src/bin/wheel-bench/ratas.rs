@@ -115,7 +115,7 @@ scheme_timers!(
     AnyScheme<HostStorage>
 );
 
-impl Timers for Callouts<HostStorage> {
+impl<T: Scheme> Timers for Callouts<HostStorage, T> {
     #[inline(always)]
     fn now(&self) -> u64 {
         Scheme::now(self.scheme())
