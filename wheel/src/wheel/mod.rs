@@ -167,7 +167,7 @@ macro_rules! arena_delegates {
             Ok(handle)
         }
 
-        #[inline]
+        #[inline(always)]
         fn start_range(
             &mut self,
             earliest: u64,
