@@ -109,7 +109,7 @@ impl<S: Storage> Slots<S> {
 
     /// Hands the whole of `slot`, its `n` entries all due now and tagged `slot`, to the empty
     /// due queue without visiting them: [`Arena::queue_whole`].
-    #[inline]
+    #[inline(always)]
     pub(super) fn queue_whole(&mut self, arena: &mut Arena<S>, slot: u32, n: usize) {
         arena.queue_whole(&mut self.lists[slot as usize], n, slot);
         // INVARIANT: the list is empty.
