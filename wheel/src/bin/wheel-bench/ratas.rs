@@ -657,8 +657,8 @@ mod tests {
         }
     }
 
-    /// Every way, both wheels, each named, held as `AnyScheme` and under the callout layer: the
-    /// same checksum and the same counts, which are Ratas' own (its `test_benchmark` with
+    /// Every way, both wheels, each named, held as `AnyScheme`, under the callout layer and under
+    /// the callout layer over the scheme named: the same checksum and the same counts, which are Ratas' own (its `test_benchmark` with
     /// `BENCH_PAIR_COUNT=20` gives `total_rx_count` 436,259).
     #[test]
     fn every_way_receives_what_ratas_receives() {
@@ -670,6 +670,18 @@ mod tests {
             let s7 = Hierarchical::<HostStorage>::new(&c).unwrap();
             seen.push(run(s6, way, pairs).unwrap().0);
             seen.push(run(s7, way, pairs).unwrap().0);
+            let s6 = HashedUnsorted::<HostStorage>::new(&c).unwrap();
+            let s7 = Hierarchical::<HostStorage>::new(&c).unwrap();
+            seen.push(
+                run(Callouts::<HostStorage, _>::over(s6).unwrap(), way, pairs)
+                    .unwrap()
+                    .0,
+            );
+            seen.push(
+                run(Callouts::<HostStorage, _>::over(s7).unwrap(), way, pairs)
+                    .unwrap()
+                    .0,
+            );
             for kind in [SchemeKind::HashedUnsorted, SchemeKind::Hierarchical] {
                 let any = AnyScheme::<HostStorage>::new(kind, &c).unwrap();
                 let layer = Callouts::<HostStorage>::new(kind, &c).unwrap();
