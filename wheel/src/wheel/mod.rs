@@ -167,6 +167,8 @@ macro_rules! arena_delegates {
             Ok(handle)
         }
 
+        // Always inlined: given a second caller (the callout layer over a scheme named, beside
+        // the caller's own), the compiler left it out of line in both, a call on every start.
         #[inline(always)]
         fn start_range(
             &mut self,

@@ -108,7 +108,8 @@ impl<S: Storage> Slots<S> {
     }
 
     /// Hands the whole of `slot`, its `n` entries all due now and tagged `slot`, to the empty
-    /// due queue without visiting them: [`Arena::queue_whole`].
+    /// due queue without visiting them: [`Arena::queue_whole`]. Always inlined, into scheme 7's
+    /// short-cut, which [`super::AnyScheme`]'s dispatch inlines too.
     #[inline(always)]
     pub(super) fn queue_whole(&mut self, arena: &mut Arena<S>, slot: u32, n: usize) {
         arena.queue_whole(&mut self.lists[slot as usize], n, slot);

@@ -658,8 +658,9 @@ mod tests {
     }
 
     /// Every way, both wheels, each named, held as `AnyScheme`, under the callout layer and under
-    /// the callout layer over the scheme named: the same checksum and the same counts, which are Ratas' own (its `test_benchmark` with
-    /// `BENCH_PAIR_COUNT=20` gives `total_rx_count` 436,259).
+    /// the callout layer over the scheme named: the same checksum and the same counts, which are
+    /// Ratas' own (its `test_benchmark` with `BENCH_PAIR_COUNT=20` gives `total_rx_count`
+    /// 436,259).
     #[test]
     fn every_way_receives_what_ratas_receives() {
         let pairs = 20;
