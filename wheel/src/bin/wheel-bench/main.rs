@@ -774,22 +774,12 @@ fn sweep_ratas(kind: SchemeKind, pairs: &[u32], opts: &Opts, res: &mut Results) 
                         .and_then(|s| ratas::run(s, way, p)),
                     (_, Holder::Callouts) => Callouts::<HostStorage>::new(kind, &config)
                         .and_then(|c| ratas::run(c, way, p)),
-                    (SchemeKind::HashedUnsorted, Holder::NamedCallouts) => {
+                    (SchemeKind::HashedUnsorted, _) => {
                         scheme6::HashedUnsorted::<HostStorage>::new(&config)
-                            .and_then(Callouts::<HostStorage, _>::over)
-                            .and_then(|c| ratas::run(c, way, p))
-                    }
-                    (_, Holder::NamedCallouts) => {
-                        scheme7::Hierarchical::<HostStorage>::new(&config)
-                            .and_then(Callouts::<HostStorage, _>::over)
-                            .and_then(|c| ratas::run(c, way, p))
-                    }
-                    (SchemeKind::HashedUnsorted, Holder::Named) => {
-                        scheme6::HashedUnsorted::<HostStorage>::new(&config)
-                            .and_then(|s| ratas::run(s, way, p))
+                            .and_then(|s| run_named(s, holder, way, p))
                     }
                     _ => scheme7::Hierarchical::<HostStorage>::new(&config)
-                        .and_then(|s| ratas::run(s, way, p)),
+                        .and_then(|s| run_named(s, holder, way, p)),
                 };
                 let bench = ratas_bench(way, holder);
                 let (o, took) = match run {
@@ -850,6 +840,20 @@ fn sweep_ratas(kind: SchemeKind, pairs: &[u32], opts: &Opts, res: &mut Results) 
             }
         }
         res.ratas.extend(rows);
+    }
+}
+
+/// Ratas' benchmark on `s`, a scheme named at compile time, alone or under the callout layer
+/// (`holder`: [`Holder::Named`] or [`Holder::NamedCallouts`]).
+fn run_named<T: Scheme + ratas::Timers>(
+    s: T,
+    holder: Holder,
+    way: ratas::Way,
+    pairs: u32,
+) -> Result<(ratas::Outcome, Duration), Error> {
+    match holder {
+        Holder::NamedCallouts => ratas::run(Callouts::<HostStorage, _>::over(s)?, way, pairs),
+        _ => ratas::run(s, way, pairs),
     }
 }
 
