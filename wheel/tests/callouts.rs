@@ -19,7 +19,9 @@ use wheel::callout::{Callouts, Fired, Origin};
 use wheel::rng::Rng;
 use wheel::scheme6::HashedUnsorted;
 use wheel::scheme7::Hierarchical;
-use wheel::{Advanced, Clock, Error, Handle, HostStorage, Scheme, SchemeKind, Work, MAX_INTERVAL};
+use wheel::{
+    Advanced, Clock, Config, Error, Handle, HostStorage, Scheme, SchemeKind, Work, MAX_INTERVAL,
+};
 
 /// Operations per backend in a plain `cargo test`.
 const DEFAULT_OPS: u64 = 250_000;
@@ -577,23 +579,25 @@ fn model_scheme7() {
     });
 }
 
-/// The callout layer over the scheme named at compile time, as over the one chosen at run time.
-#[test]
-fn model_scheme6_named() {
-    let kind = SchemeKind::HashedUnsorted;
+/// The model run on callouts over a scheme of kind `kind` named at compile time, made by `new`,
+/// as over the one chosen at run time.
+fn named_model<T: Scheme>(kind: SchemeKind, new: fn(&Config) -> Result<T, Error>) {
     callout_model(kind, |n, at| {
-        let s = HashedUnsorted::<HostStorage>::new(&config(kind, n, at)).unwrap();
-        Callouts::over(s).unwrap()
+        Callouts::over(new(&config(kind, n, at)).unwrap()).unwrap()
     });
 }
 
 #[test]
+fn model_scheme6_named() {
+    named_model(
+        SchemeKind::HashedUnsorted,
+        HashedUnsorted::<HostStorage>::new,
+    );
+}
+
+#[test]
 fn model_scheme7_named() {
-    let kind = SchemeKind::Hierarchical;
-    callout_model(kind, |n, at| {
-        let s = Hierarchical::<HostStorage>::new(&config(kind, n, at)).unwrap();
-        Callouts::over(s).unwrap()
-    });
+    named_model(SchemeKind::Hierarchical, Hierarchical::<HostStorage>::new);
 }
 
 /// A scheme's own timers are callouts of the new interface once the layer takes it over, their
