@@ -7,6 +7,10 @@
 #
 #   --kernel debug|perf  which cached kernel to boot (default debug; built if missing)
 #   --timeout SECONDS    kill the guest after this long (default 900)
+#   --boot-timeout SECONDS
+#                        a guest that has not started COMMAND this long after QEMU was started
+#                        is taken as hung in boot, killed and booted again, once (default 300;
+#                        a boot takes 30-60 s under TCG)
 #   --out DIR            where the guest's dmesg and the run's files go (default results/vm)
 #   --cpus N             guest CPUs (default 2)
 #   --memory SIZE        guest memory (default 3G)
@@ -19,7 +23,8 @@
 # WARNING, BUG, Oops, kmemleak, and on the debug kernel the lockup, hung-task and RCU-stall
 # detectors, booted with watchdog_thresh=5).
 #
-# Exit status: COMMAND's, or 1 when the dmesg check fails, 124 on timeout.
+# Exit status: COMMAND's, or 1 when the dmesg check fails, 124 on timeout (a second boot that
+# hangs included).
 #
 # KVM is used only when a short probe boot under KVM works (the result is cached per QEMU and
 # kernel); otherwise the guest runs under TCG. Set TW_ACCEL=kvm or TW_ACCEL=tcg to skip the probe.
@@ -31,6 +36,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 flavour=debug
 timeout_s=900
+boot_timeout_s=300
 out=$TW_TOP/results/vm
 cpus=2
 memory=3G
@@ -43,6 +49,7 @@ while [ $# -gt 0 ]; do
 		;;
 	--kernel) flavour=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
+	--boot-timeout) boot_timeout_s=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--cpus) cpus=$2; shift 2 ;;
 	--memory) memory=$2; shift 2 ;;
@@ -52,12 +59,18 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ $# -gt 0 ] || die "no command given (see --help)"
+for v in "$timeout_s" "$boot_timeout_s"; do
+	[[ $v =~ ^[1-9][0-9]*$ ]] || die "not a number of seconds: '$v' (see --help)"
+done
 command -v vng >/dev/null || die "virtme-ng is missing: run scripts/setup.sh"
 
 kdir=$("$here/build-kernel.sh" --print-dir "$flavour")
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-rm -f "$out/dmesg.txt" "$out/rc" "$out/kmemleak.txt" "$out/output.txt"
+clean_out() {
+	rm -f "$out/dmesg.txt" "$out/rc" "$out/kmemleak.txt" "$out/output.txt" "$out/started"
+}
+clean_out
 
 # Kernel command line: no5lvl, because under TCG QEMU offers LA57 and the KASAN kernel then
 # reports a wild access in an interrupt taken during early boot (identify_cpu), before any
@@ -114,6 +127,7 @@ guest=$out/guest.sh
 # shellcheck disable=SC2016
 {
 	echo 'set +e'
+	printf ': > %q\n' "$out/started"
 	printf 'cd %q\n' "$TW_TOP"
 	printf '{ %s; } 2>&1 | tee %q\n' "$(printf '%q ' "$@")" "$out/output.txt"
 	echo 'rc=${PIPESTATUS[0]}'
@@ -127,15 +141,56 @@ guest=$out/guest.sh
 	echo 'exit $rc'
 } >"$guest"
 
-log "booting the $flavour kernel under $mode ($cpus CPUs, $memory), timeout ${timeout_s}s"
-start=$(date +%s)
-set +e
-# Through a pipe: QEMU opens the console it is given as a file with O_TRUNC, which would empty a
-# log file our caller redirected stdout to.
-timeout --kill-after=10 "$timeout_s" "${vng_base[@]}" "${extra[@]}" --exec "bash $guest" </dev/null 2>&1 | cat
-vng_rc=${PIPESTATUS[0]}
-set -e
-log "guest finished after $(($(date +%s) - start)) s"
+# One boot: the guest runs until COMMAND and the checks are done or the timeout kills it. A
+# guest that never starts COMMAND (seen once in many boots of the debug kernel under TCG: no
+# console output, QEMU spinning) is killed after the boot timeout; boot_rc is then 125.
+boot() {
+	local start pid
+	log "booting the $flavour kernel under $mode ($cpus CPUs, $memory), timeout ${timeout_s}s"
+	start=$(date +%s)
+	# Through a pipe: QEMU opens the console it is given as a file with O_TRUNC, which would
+	# empty a log file our caller redirected stdout to. timeout runs the guest in a process
+	# group of its own and passes a TERM on to all of it.
+	timeout --kill-after=10 "$timeout_s" "${vng_base[@]}" "${extra[@]}" --exec "bash $guest" \
+		</dev/null > >(cat) 2>&1 &
+	pid=$!
+	guest_pid=$pid
+	hung=0
+	while [ ! -e "$out/started" ] && kill -0 "$pid" 2>/dev/null; do
+		if [ $(($(date +%s) - start)) -ge "$boot_timeout_s" ]; then
+			log "the guest has not started its command ${boot_timeout_s}s after boot began: killing it"
+			hung=1
+			kill -TERM "$pid" 2>/dev/null || true
+			break
+		fi
+		sleep 1
+	done
+	set +e
+	wait "$pid"
+	boot_rc=$?
+	set -e
+	guest_pid=
+	log "guest finished after $(($(date +%s) - start)) s"
+	[ "$hung" = 0 ] || boot_rc=125
+}
+
+# The guest runs in the background of this script: if the script is stopped, so is the guest.
+guest_pid=
+trap '[ -z "$guest_pid" ] || kill -TERM "$guest_pid" 2>/dev/null' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+boot
+if [ "$boot_rc" = 125 ]; then
+	log "booting once more"
+	clean_out
+	boot
+	if [ "$boot_rc" = 125 ]; then
+		log "the guest hung in boot twice"
+		exit 124
+	fi
+fi
+vng_rc=$boot_rc
 
 if [ "$vng_rc" = 124 ] || [ "$vng_rc" = 137 ]; then
 	log "the guest timed out after ${timeout_s}s"
