@@ -181,13 +181,16 @@ pub struct Callouts<S: Storage, T = AnyScheme<S>> {
 ///
 /// `at` and `best` are [`NIL`] or slots on the chain of `(func, arg)`'s bucket (taking a slot
 /// off its chain moves `at` on); `best` is the match that would fire first among those compared
-/// since the walk began, or since it last went back to the chain's head or lost its best.
+/// since the walk began, or since it last went back to the chain's head or lost its best, each
+/// at its deadline when compared or, reset since, at its new one; but once the walk has gone
+/// back to the head, a reset best stays the best.
 ///
-/// When `best` goes (fired or cancelled between two calls), the walk goes back to the chain's
-/// head the first time, and after that goes on from `at` (`lost`), returning to the head only
-/// if nothing after `at` matches: callouts that fire one by one while a long chain is walked
-/// cannot keep sending it back to the head. When a match is reset (by its caller, who is also
-/// the walk's), the walk goes back to the head, every match to be compared again.
+/// The walk goes back to the chain's head once at most: the first time `best` goes (fired or
+/// cancelled between two calls) or a match is reset, every match to be compared again. After
+/// that a `best` that goes leaves the walk going on from `at` (`lost`), returning to the head
+/// only if nothing after `at` matches, and a reset match is compared at its new deadline with
+/// `best` where it stands: callouts that fire one by one while a long chain is walked, or
+/// another thread resetting matches all through it, cannot keep it walking.
 #[derive(Clone, Copy, Debug)]
 struct Search {
     func: u64,
@@ -196,7 +199,8 @@ struct Search {
     at: u32,
     /// The best match so far, or [`NIL`].
     best: u32,
-    /// Whether the walk went back to the chain's head when a best match went.
+    /// Whether the walk went back to the chain's head, when a best match went or a match was
+    /// reset.
     restarted: bool,
     /// Whether a best match went since the walk last left the chain's head, the walk going on
     /// from where it was.
@@ -439,27 +443,39 @@ impl<S: Storage, T: Scheme> Callouts<S, T> {
         Ok(())
     }
 
-    /// After a reset of the callout `handle`: a walk of `untimeout` in progress goes back to
-    /// its chain's head if the callout is one of its matches.
+    /// After a reset of the callout `handle`: a walk of `untimeout` in progress, if the callout
+    /// is one of its matches, takes its new deadline into account.
     #[inline(always)]
     fn moved(&mut self, handle: Handle) {
         if let Some(s) = self.search {
-            self.restart_search_for(s, handle.index());
+            self.search_sees_reset(s, handle.index());
         }
     }
 
-    /// Sends `s`, the walk of an `untimeout` in progress, back to its chain's head when the
-    /// callout at `idx`, just moved, is one of its matches: what it compared against the old
-    /// deadline may compare otherwise against the new one, before or after where the walk
-    /// stands.
+    /// When the callout at `idx`, just moved, is one of the matches of `s`, the walk of an
+    /// `untimeout` in progress: what the walk compared against its old deadline may compare
+    /// otherwise against the new one, before or after where it stands. The first time, the
+    /// walk goes back to its chain's head; after that the match is compared with the best
+    /// where the walk stands (see [`Search`]), so that resets cannot keep it walking.
     #[cold]
-    fn restart_search_for(&mut self, mut s: Search, idx: u32) {
-        if self.is_legacy(idx) && self.slots[idx as usize].is(s.func, s.arg) {
+    fn search_sees_reset(&mut self, mut s: Search, idx: u32) {
+        if !(self.is_legacy(idx) && self.slots[idx as usize].is(s.func, s.arg)) {
+            return;
+        }
+        if !s.restarted {
+            s.restarted = true;
             s.at = self.chain(s.func, s.arg);
             s.best = NIL;
             s.lost = false;
-            self.search = Some(s);
+        } else if s.best != idx {
+            // Strictly sooner: on a tie, the match after it on the chain, the older, wins, and
+            // if `idx` is after `at` the walk compares it again when it gets there.
+            let now = self.scheme.now();
+            if s.best == NIL || self.due_in(idx, now) < self.due_in(s.best, now) {
+                s.best = idx;
+            }
         }
+        self.search = Some(s);
     }
 
     /// The tick the outstanding callout `handle` is due on, or `None` if it is stale.
@@ -883,6 +899,41 @@ mod tests {
             .map(|f| f.deadline)
             .collect();
         assert_eq!(left, [now + 50]);
+    }
+
+    /// Another caller resetting matches between every two calls of a walk of a long chain: the
+    /// walk goes back to the head once, then compares each reset match where it stands, and ends
+    /// within two passes of the chain, where going back to the head on every reset kept it
+    /// walking for as long as the resets went on. The oldest match, at the chain's tail, reset
+    /// to later every time gives way to the one due first; reset to sooner than all, it wins.
+    /// The newest, due first, reset to later every time once the walk has passed it, is beaten
+    /// by the next match compared.
+    #[test]
+    fn untimeout_ends_while_another_caller_resets_its_matches() {
+        let n = 200;
+        // (the match reset from the second call on, to this tick plus the call's number, the
+        // match cancelled)
+        for (m, tick, want) in [(0, 2000, n - 1), (0, 5, 0), (n - 1, 3000, n - 9)] {
+            let mut c = callouts(256, 0);
+            // The newest, at the chain's head, is due first (on tick 1000 - 199 = 801).
+            let h: Vec<Handle> = (0..n)
+                .map(|i| c.timeout(5, 6, 1000 - i as u64).unwrap())
+                .collect();
+            let calls = untimeout_in_steps(&mut c, 5, 6, 8, |c, k| {
+                assert!(k <= 2 * n / 8 + 2, "still walking after {k} calls");
+                // The first reset sends the walk back to the head; the others do not.
+                let (m, t) = if k == 1 {
+                    (0, 4000)
+                } else {
+                    (m, tick + k as u64)
+                };
+                c.reset(h[m], t, t, &mut Work::unlimited()).unwrap();
+            })
+            .unwrap();
+            assert!(calls <= 2 * n / 8 + 2, "{calls} calls");
+            let cancelled: Vec<usize> = (0..n).filter(|&i| c.deadline(h[i]).is_none()).collect();
+            assert_eq!(cancelled, [want], "match {m} reset to {tick} + k");
+        }
     }
 
     /// Duplicates firing one a tick while a long chain is walked a few entries a call: the walk
