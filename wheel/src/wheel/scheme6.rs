@@ -330,7 +330,21 @@ impl<S: Storage> HashedUnsorted<S> {
     /// entry is done in one step; otherwise, while the walk is at the slot's head, the run of
     /// due entries there goes to the due queue in one splice ([`Slots::queue_front`]), at the
     /// walk's unit an entry, and the rest is walked.
+    #[inline(always)]
     fn run_tick(&mut self, work: &mut Work) -> bool {
+        if self.walked == NIL {
+            // Nothing to walk (`enter` found the slot empty, or not due now): the tick's end
+            // alone, without the call, on most ticks of a periodic clock.
+            let now = self.arena.now();
+            self.refresh(now, work);
+            return true;
+        }
+        self.walk_tick(work)
+    }
+
+    /// [`Self::run_tick`] on a slot that `enter` gave the walk.
+    #[inline(never)]
+    fn walk_tick(&mut self, work: &mut Work) -> bool {
         let now = self.arena.now();
         let slot = self.slot_of(now);
         let list = *self.slots.list(slot);
