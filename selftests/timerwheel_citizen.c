@@ -2274,7 +2274,7 @@ struct resetter {
 	__u64 handle, base;
 	atomic_int stop;
 	atomic_ulong done;
-	int err;
+	atomic_int err;
 };
 
 /* Resets one callout again and again, to one of two ticks in turn, until told to stop. */
@@ -2286,7 +2286,7 @@ static void *reset_until_stopped(void *arg)
 	while (!atomic_load(&r->stop)) {
 		rs.ticks = r->base + (atomic_load(&r->done) & 1);
 		if (ioctl(r->fd, TW_IOC_RESET, &rs)) {
-			r->err = errno;
+			atomic_store(&r->err, errno);
 			break;
 		}
 		atomic_fetch_add(&r->done, 1);
@@ -2332,17 +2332,17 @@ TEST_F_TIMEOUT(instance, untimeout_ends_while_another_thread_resets_a_duplicate,
 	}
 	ASSERT_EQ(0, pthread_create(&thread, NULL, reset_until_stopped, &r));
 	/* The resetter under way first. */
-	while (!atomic_load(&r.done) && !r.err)
+	while (!atomic_load(&r.done) && !atomic_load(&r.err))
 		sched_yield();
 	before = atomic_load(&r.done);
 	t0 = now_ns();
-	ret = ioctl(self->fd, TW_IOC_UNTIMEOUT, &u);
+	ret = ioctl(self->fd, TW_IOC_UNTIMEOUT, &u) ? errno : 0;
 	took = now_ns() - t0;
 	during = atomic_load(&r.done) - before;
 	atomic_store(&r.stop, 1);
 	pthread_join(thread, NULL);
 	ASSERT_EQ(0, r.err) TH_LOG("reset: %s", strerror(r.err));
-	ASSERT_EQ(0, ret) TH_LOG("untimeout: %s", strerror(errno));
+	ASSERT_EQ(0, ret) TH_LOG("untimeout: %s", strerror(ret));
 	TH_LOG("untimeout of %d duplicates took %llu us, %lu resets of the oldest meanwhile", N,
 	       took / 1000, during);
 	/* The newest, due first, is gone; the oldest, reset to later, is still there. */
