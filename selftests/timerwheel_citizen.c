@@ -2229,6 +2229,26 @@ static long long fdinfo_value(int fd, const char *key)
 }
 
 /*
+ * Configures a manual instance of n + 16 callouts and sets n timeouts of (0xf00, 1), the newest
+ * due first (handle h[i] on tick n + 50 - i): each start is O(1) on the sorted lists of schemes 2
+ * and 5.
+ */
+static void timeout_duplicates(struct __test_metadata *_metadata, int fd, __u32 scheme,
+			       __u32 slots, int n, __u64 *h)
+{
+	struct tw_timeout t = { .func = 0xf00, .arg = 1 };
+	int i;
+
+	ASSERT_EQ(0, configure_manual(fd, scheme, slots, n + 16));
+	for (i = 0; i < n; i++) {
+		t.ticks = n + 50 - i;
+		ASSERT_EQ(0, ioctl(fd, TW_IOC_TIMEOUT, &t)) TH_LOG("timeout %d: %s", i,
+								 strerror(errno));
+		h[i] = t.handle;
+	}
+}
+
+/*
  * untimeout() of one of many callouts with the same (func, arg) walks their hash chain in holds
  * of at most hold_work entries: thousands of duplicates take several holds, none longer than
  * the bound, and the one cancelled is still the one due first.
@@ -2236,23 +2256,15 @@ static long long fdinfo_value(int fd, const char *key)
 TEST_F_TIMEOUT(instance, untimeout_walks_duplicates_in_bounded_holds, 120)
 {
 	enum { N = 4000 };
-	struct tw_timeout t = { .func = 0xf00, .arg = 1 };
 	struct tw_untimeout u = { .func = 0xf00, .arg = 1 };
 	struct tw_stats before, after;
-	__u64 first = 0, second = 0, hold_work;
-	int i;
+	__u64 h[N], first, second, hold_work;
 
 	if (self->fd < 0)
 		return;
-	ASSERT_EQ(0, configure_manual(self->fd, variant->scheme, variant->slots, N + 16));
-	/* The newest due first: each start is O(1) on the sorted lists of schemes 2 and 5. */
-	for (i = 0; i < N; i++) {
-		t.ticks = N + 50 - i;
-		ASSERT_EQ(0, ioctl(self->fd, TW_IOC_TIMEOUT, &t)) TH_LOG("timeout %d: %s", i,
-								     strerror(errno));
-		second = first;
-		first = t.handle;
-	}
+	timeout_duplicates(_metadata, self->fd, variant->scheme, variant->slots, N, h);
+	first = h[N - 1];
+	second = h[N - 2];
 	hold_work = hold_work_of(self->fd);
 	ASSERT_EQ(0, get_stats(self->fd, &before));
 	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_UNTIMEOUT, &u)) TH_LOG("%s", strerror(errno));
@@ -2308,28 +2320,21 @@ static void *reset_until_stopped(void *arg)
 TEST_F_TIMEOUT(instance, untimeout_ends_while_another_thread_resets_a_duplicate, 120)
 {
 	enum { N = 4000 };
-	struct tw_timeout t = { .func = 0xf00, .arg = 1 };
 	struct tw_untimeout u = { .func = 0xf00, .arg = 1 };
 	/* Reset to later than every other, within scheme 4's 4096 slots. */
 	struct resetter r = { .fd = self->fd, .base = N + 60 };
 	bool waits = variant->scheme == 2 || variant->scheme == 5;
 	unsigned long before, during;
-	__u64 first = 0, t0, took;
+	__u64 h[N], first, t0, took;
 	pthread_t thread;
-	int i, ret;
+	int ret;
 
 	if (self->fd < 0)
 		return;
-	ASSERT_EQ(0, configure_manual(self->fd, variant->scheme, variant->slots, N + 16));
 	/* The newest due first (on tick 51), the oldest last (on tick N + 50). */
-	for (i = 0; i < N; i++) {
-		t.ticks = N + 50 - i;
-		ASSERT_EQ(0, ioctl(self->fd, TW_IOC_TIMEOUT, &t)) TH_LOG("timeout %d: %s", i,
-								     strerror(errno));
-		if (i == 0)
-			r.handle = t.handle;
-		first = t.handle;
-	}
+	timeout_duplicates(_metadata, self->fd, variant->scheme, variant->slots, N, h);
+	first = h[N - 1];
+	r.handle = h[0];
 	ASSERT_EQ(0, pthread_create(&thread, NULL, reset_until_stopped, &r));
 	/* The resetter under way first. */
 	while (!atomic_load(&r.done) && !atomic_load(&r.err))
