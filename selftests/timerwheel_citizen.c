@@ -2344,7 +2344,7 @@ TEST_F_TIMEOUT(instance, untimeout_ends_while_another_thread_resets_a_duplicate,
 	unsigned long before, during = 0;
 	__u64 h[N], first, t0, took;
 	pthread_t thread;
-	int attempt, ret;
+	int attempt, ret, err;
 
 	if (self->fd < 0)
 		return;
@@ -2367,7 +2367,8 @@ TEST_F_TIMEOUT(instance, untimeout_ends_while_another_thread_resets_a_duplicate,
 		during = atomic_load(&r.done) - before;
 		atomic_store(&r.stop, 1);
 		pthread_join(thread, NULL);
-		ASSERT_EQ(0, r.err) TH_LOG("reset: %s", strerror(r.err));
+		err = atomic_load(&r.err);
+		ASSERT_EQ(0, err) TH_LOG("reset: %s", strerror(err));
 		ASSERT_EQ(0, ret) TH_LOG("untimeout: %s", strerror(ret));
 		TH_LOG("untimeout of %d duplicates took %llu us, %lu resets of the oldest meanwhile",
 		       N, took / 1000, during);
