@@ -410,6 +410,14 @@ impl<S: Storage> Arena<S> {
         }
     }
 
+    /// The deadline of the entry at `idx`, if it is outstanding.
+    pub fn deadline_at(&self, idx: u32) -> Option<u64> {
+        match self.entries.get(idx as usize) {
+            Some(e) if e.list() != FREE => Some(e.deadline),
+            _ => None,
+        }
+    }
+
     /// The deadline of the outstanding timer `handle` names, if it is still outstanding.
     pub fn deadline_of(&self, handle: Handle) -> Option<u64> {
         let idx = self.resolve(handle).ok()?;

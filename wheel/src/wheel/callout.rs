@@ -403,7 +403,7 @@ impl<S: Storage, T: Scheme> Callouts<S, T> {
         }
         // Cannot fail: every slot on a chain is outstanding.
         let handle = self.scheme.handle_at(s.best).ok_or(Error::Stale)?;
-        let deadline = self.scheme.deadline(handle).ok_or(Error::Stale)?;
+        let deadline = self.scheme.deadline_at(s.best).ok_or(Error::Stale)?;
         let id = self.scheme.stop_within(handle, work)?;
         self.forget(s.best, id);
         Ok(Some(deadline))
@@ -677,10 +677,7 @@ impl<S: Storage, T: Scheme> Callouts<S, T> {
 
     /// Signed ticks until the outstanding callout at `idx` is due, from `now`.
     fn due_in(&self, idx: u32, now: u64) -> i64 {
-        let deadline = self
-            .scheme
-            .handle_at(idx)
-            .and_then(|h| self.scheme.deadline(h));
+        let deadline = self.scheme.deadline_at(idx);
         // Every slot on a chain is outstanding.
         distance(deadline.unwrap_or(now), now)
     }

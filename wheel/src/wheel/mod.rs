@@ -311,6 +311,10 @@ macro_rules! arena_delegates {
         fn handle_at(&self, index: u32) -> Option<super::Handle> {
             self.$arena.outstanding(index)
         }
+
+        fn deadline_at(&self, index: u32) -> Option<u64> {
+            self.$arena.deadline_at(index)
+        }
     };
 }
 
@@ -914,6 +918,10 @@ pub trait Scheme {
     /// The handle of the outstanding timer at arena index `index` ([`Handle::index`]), if
     /// there is one.
     fn handle_at(&self, index: u32) -> Option<Handle>;
+
+    /// The deadline of the outstanding timer at arena index `index`, if there is one: what
+    /// [`Scheme::deadline`] of its [`Scheme::handle_at`] gives, without resolving a handle.
+    fn deadline_at(&self, index: u32) -> Option<u64>;
 }
 
 /// Forwards a method call to whichever scheme `$self` holds.
@@ -1114,6 +1122,9 @@ impl<S: Storage> Scheme for AnyScheme<S> {
     }
     fn handle_at(&self, index: u32) -> Option<Handle> {
         self.arena().outstanding(index)
+    }
+    fn deadline_at(&self, index: u32) -> Option<u64> {
+        self.arena().deadline_at(index)
     }
 }
 
