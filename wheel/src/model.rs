@@ -31,8 +31,8 @@
 
 use crate::wheel::rng::Rng;
 use crate::wheel::{
-    Advanced, Clock, Error, Expired, Handle, NextExpiry, Scheme, SchemeKind, Work, MAX_INTERVAL,
-    TIGHTEN_LIMIT,
+    Advanced, Clock, Config, Error, Expired, Handle, NextExpiry, Scheme, SchemeKind, Work,
+    MAX_INTERVAL, TIGHTEN_LIMIT,
 };
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::format;
@@ -1110,6 +1110,39 @@ pub fn rearm_between_pops<W: Scheme>(mut w: W, check: impl Fn(&W)) {
     let e = w.pop_expired().unwrap();
     assert_eq!((e.id, e.deadline, w.now()), (11, 5, 5));
     assert_eq!(w.pop_expired(), None);
+}
+
+/// Ticks `w` `ticks` times, one at a time, checking it with `check` after each tick and
+/// popping what the tick queued: the `(tick, id)` of everything popped, in order, the ticks
+/// counted from 1. Fails unless every timer popped is due on the tick that popped it.
+pub fn tick_and_pop<W: Scheme>(w: &mut W, ticks: u64, check: impl Fn(&W)) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    for t in 1..=ticks {
+        w.tick();
+        check(w);
+        while let Some(e) = w.pop_expired() {
+            assert_eq!(e.deadline, w.now());
+            out.push((t, e.id));
+        }
+    }
+    out
+}
+
+/// A hashed wheel's slot count must be a power of two: `new` (the scheme's constructor) fails
+/// with [`Error::Config`] on others and succeeds on powers of two up to 2^16.
+pub fn slots_must_be_a_power_of_two<W>(new: impl Fn(&Config) -> Result<W, Error>) {
+    let config = |slots| Config {
+        capacity: 1,
+        slots,
+        start: 0,
+        ..Default::default()
+    };
+    for bad in [0, 3, 6, 100, u32::MAX] {
+        assert_eq!(new(&config(bad)).err(), Some(Error::Config), "{bad} slots");
+    }
+    for good in [1, 2, 256, 1 << 16] {
+        assert!(new(&config(good)).is_ok(), "{good} slots");
+    }
 }
 
 /// Sleeps scheme `s` from now to its next work, as a tickless clock does, until something is

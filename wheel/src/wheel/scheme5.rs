@@ -523,35 +523,9 @@ mod tests {
         out
     }
 
-    /// Ticks `ticks` times; the `(tick, id)` of everything popped, in order.
-    fn run(w: &mut HashedSorted<HostStorage>, ticks: u64) -> Vec<(u64, u64)> {
-        let mut out = Vec::new();
-        for t in 1..=ticks {
-            w.tick();
-            while let Some(e) = w.pop_expired() {
-                assert_eq!(e.deadline, w.now());
-                out.push((t, e.id));
-            }
-        }
-        out
-    }
-
     #[test]
     fn slots_must_be_a_power_of_two() {
-        let new = |slots| {
-            HashedSorted::<HostStorage>::new(&Config {
-                capacity: 1,
-                slots,
-                start: 0,
-                ..Default::default()
-            })
-        };
-        for bad in [0, 3, 6, 100, u32::MAX] {
-            assert_eq!(new(bad).err(), Some(Error::Config), "{bad} slots");
-        }
-        for good in [1, 2, 256, 1 << 16] {
-            assert!(new(good).is_ok(), "{good} slots");
-        }
+        model::slots_must_be_a_power_of_two(HashedSorted::<HostStorage>::new);
     }
 
     #[test]
@@ -586,7 +560,10 @@ mod tests {
             .map(|e| e.id)
             .collect();
         assert_eq!(fired, [1, 5]);
-        assert_eq!(run(&mut w, 12), [(4, 2), (4, 4), (8, 0), (12, 3)]);
+        assert_eq!(
+            model::tick_and_pop(&mut w, 12, check),
+            [(4, 2), (4, 4), (8, 0), (12, 3)]
+        );
     }
 
     #[test]
@@ -604,7 +581,10 @@ mod tests {
             }
             check(&w);
             assert_eq!(w.next_expiry(), NextExpiry::At(now.wrapping_add(1)));
-            assert_eq!(run(&mut w, 14), [(1, 2), (5, 1), (9, 0), (13, 3)]);
+            assert_eq!(
+                model::tick_and_pop(&mut w, 14, check),
+                [(1, 2), (5, 1), (9, 0), (13, 3)]
+            );
         }
     }
 
@@ -616,7 +596,10 @@ mod tests {
         }
         assert_eq!(ids(&w, 0), [1, 3, 0, 2]);
         assert_eq!(w.next_expiry(), NextExpiry::At(4));
-        assert_eq!(run(&mut w, 10), [(4, 1), (7, 3), (10, 0), (10, 2)]);
+        assert_eq!(
+            model::tick_and_pop(&mut w, 10, check),
+            [(4, 1), (7, 3), (10, 0), (10, 2)]
+        );
     }
 
     #[test]
@@ -670,7 +653,7 @@ mod tests {
         assert_eq!(w.next_expiry(), NextExpiry::At(8));
         w.start(7, 3).unwrap();
         assert_eq!(w.next_expiry(), NextExpiry::At(7));
-        assert_eq!(run(&mut w, 8), [(7, 3), (8, 2)]);
+        assert_eq!(model::tick_and_pop(&mut w, 8, check), [(7, 3), (8, 2)]);
         // Slot 6 (21) is ahead of slot 0 (30); slot 0 is now the cursor's, a whole turn away.
         assert_eq!(w.next_expiry(), NextExpiry::At(21));
     }

@@ -768,36 +768,9 @@ mod tests {
         out
     }
 
-    /// Ticks `ticks` times; the `(tick, id)` of everything popped, in order.
-    fn run(w: &mut HashedUnsorted<HostStorage>, ticks: u64) -> Vec<(u64, u64)> {
-        let mut out = Vec::new();
-        for t in 1..=ticks {
-            w.tick();
-            check(w);
-            while let Some(e) = w.pop_expired() {
-                assert_eq!(e.deadline, w.now());
-                out.push((t, e.id));
-            }
-        }
-        out
-    }
-
     #[test]
     fn slots_must_be_a_power_of_two() {
-        let new = |slots| {
-            HashedUnsorted::<HostStorage>::new(&Config {
-                capacity: 1,
-                slots,
-                start: 0,
-                ..Default::default()
-            })
-        };
-        for bad in [0, 3, 6, 100, u32::MAX] {
-            assert_eq!(new(bad).err(), Some(Error::Config), "{bad} slots");
-        }
-        for good in [1, 2, 256, 1 << 16] {
-            assert!(new(good).is_ok(), "{good} slots");
-        }
+        model::slots_must_be_a_power_of_two(HashedUnsorted::<HostStorage>::new);
     }
 
     #[test]
@@ -1011,7 +984,10 @@ mod tests {
         assert_eq!(w.tick(), 1);
         assert_eq!(rounds_on(&w, 1), [1, 0, 2]);
         assert_eq!(w.pop_expired().map(|e| e.id), Some(1));
-        assert_eq!(run(&mut w, 12), [(3, 4), (4, 2), (8, 0), (12, 3)]);
+        assert_eq!(
+            model::tick_and_pop(&mut w, 12, check),
+            [(3, 4), (4, 2), (8, 0), (12, 3)]
+        );
         assert!(w.is_empty());
     }
 
@@ -1024,7 +1000,7 @@ mod tests {
                 w.start(interval, id as u64).unwrap();
             }
             let want: Vec<(u64, u64)> = intervals.iter().zip(0..).map(|(&t, id)| (t, id)).collect();
-            assert_eq!(run(&mut w, 40), want, "{m} slots");
+            assert_eq!(model::tick_and_pop(&mut w, 40, check), want, "{m} slots");
         }
     }
 
@@ -1042,7 +1018,7 @@ mod tests {
             check(&w);
             assert_eq!(w.next_expiry(), NextExpiry::At(now.wrapping_add(1)));
             let fired = [(1, 2), (5, 1), (6, 4), (9, 0), (13, 3)];
-            assert_eq!(run(&mut w, 14), fired);
+            assert_eq!(model::tick_and_pop(&mut w, 14, check), fired);
         }
     }
 
@@ -1296,7 +1272,10 @@ mod tests {
         assert_eq!(w.next_expiry(), NextExpiry::At(5));
         w.start(3, 3).unwrap();
         assert_eq!(w.next_expiry(), NextExpiry::At(3));
-        assert_eq!(run(&mut w, 8), [(3, 3), (5, 2), (6, 1)]);
+        assert_eq!(
+            model::tick_and_pop(&mut w, 8, check),
+            [(3, 3), (5, 2), (6, 1)]
+        );
         assert_eq!(w.stop(far), Ok(0));
         // Slot 0 now belongs to the cursor: it is a whole turn away.
         w.start(8, 4).unwrap();
@@ -1305,7 +1284,7 @@ mod tests {
         one.start(1, 0).unwrap();
         assert_eq!(one.next_expiry(), NextExpiry::At(1));
         one.start(1, 1).unwrap();
-        assert_eq!(run(&mut one, 1), [(1, 0), (1, 1)]);
+        assert_eq!(model::tick_and_pop(&mut one, 1, check), [(1, 0), (1, 1)]);
         one.start(2, 2).unwrap();
         assert_eq!(one.next_expiry(), NextExpiry::Unknown);
     }
