@@ -724,29 +724,7 @@ static void *read_until_sentinel(void *arg)
 	return NULL;
 }
 
-FIXTURE(readers)
-{
-	int fd;
-};
-
-FIXTURE_VARIANT(readers)
-{
-	__u32 scheme;
-	__u32 slots;
-};
-
-TW_VARIANT_PER_SCHEME(readers);
-
-FIXTURE_SETUP(readers)
-{
-	self->fd = tw_open(_metadata);
-}
-
-FIXTURE_TEARDOWN(readers)
-{
-	if (self->fd >= 0)
-		close(self->fd);
-}
+TW_FD_FIXTURE_PER_SCHEME(readers)
 
 static int configure_manual(int fd, __u32 scheme, __u32 slots, __u32 capacity)
 {
@@ -1398,12 +1376,6 @@ FIXTURE(hotplug)
 	bool toggling;
 };
 
-FIXTURE_VARIANT(hotplug)
-{
-	__u32 scheme;
-	__u32 slots;
-};
-
 TW_VARIANT_PER_SCHEME(hotplug);
 
 FIXTURE_SETUP(hotplug)
@@ -1489,12 +1461,6 @@ TEST_F_TIMEOUT(hotplug, callouts_fire_once_never_early_while_a_cpu_comes_and_goe
 FIXTURE(readiness)
 {
 	int fd;
-};
-
-FIXTURE_VARIANT(readiness)
-{
-	__u32 scheme;
-	__u32 slots;
 };
 
 TW_VARIANT_PER_SCHEME(readiness);
@@ -2133,29 +2099,7 @@ TEST_F_TIMEOUT(slow_tick, a_set_and_a_reset_wait_for_no_advance, 300)
 
 /* ---- An instance's state through the file ---------------------------------------------------- */
 
-FIXTURE(instance)
-{
-	int fd;
-};
-
-FIXTURE_VARIANT(instance)
-{
-	__u32 scheme;
-	__u32 slots;
-};
-
-TW_VARIANT_PER_SCHEME(instance);
-
-FIXTURE_SETUP(instance)
-{
-	self->fd = tw_open(_metadata);
-}
-
-FIXTURE_TEARDOWN(instance)
-{
-	if (self->fd >= 0)
-		close(self->fd);
-}
+TW_FD_FIXTURE_PER_SCHEME(instance)
 
 #define START 1000
 

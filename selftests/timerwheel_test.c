@@ -178,12 +178,6 @@ FIXTURE(instance)
 	__u64 seed;
 };
 
-FIXTURE_VARIANT(instance)
-{
-	__u32 scheme;
-	__u32 slots; /* schemes 5, 6: M; scheme 4: MaxInterval */
-};
-
 TW_VARIANT_PER_SCHEME(instance);
 
 /* Intervals the tests draw from: within every backend's range (scheme 4: 4096). */

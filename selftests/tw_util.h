@@ -175,17 +175,43 @@ static inline int drain(int fd, struct tw_fired *out, int max)
 }
 
 /*
- * One variant per scheme of the paper, for a fixture whose variant has `scheme` and `slots`:
- * hashed wheels of 64 slots (the tests' intervals go round them many times) and scheme 4's
- * MaxInterval of 4096 ticks (longer than every interval the tests draw).
+ * The variant of fixture `f`, the scheme and its slots (schemes 5 and 6: M; scheme 4:
+ * MaxInterval), and one variant per scheme of the paper: hashed wheels of 64 slots (the tests'
+ * intervals go round them many times) and scheme 4's MaxInterval of 4096 ticks (longer than
+ * every interval the tests draw).
  */
 #define TW_VARIANT_PER_SCHEME(f)                                                            \
-	FIXTURE_VARIANT_ADD(f, scheme1_straightforward) { .scheme = 1 };                     \
-	FIXTURE_VARIANT_ADD(f, scheme2_ordered_list) { .scheme = 2 };                        \
-	FIXTURE_VARIANT_ADD(f, scheme3_heap) { .scheme = 3 };                                \
-	FIXTURE_VARIANT_ADD(f, scheme4_basic_wheel) { .scheme = 4, .slots = 4096 };          \
-	FIXTURE_VARIANT_ADD(f, scheme5_hashed_sorted) { .scheme = 5, .slots = 64 };          \
-	FIXTURE_VARIANT_ADD(f, scheme6_hashed_unsorted) { .scheme = 6, .slots = 64 };        \
+	FIXTURE_VARIANT(f)                                                                  \
+	{                                                                                   \
+		__u32 scheme;                                                               \
+		__u32 slots;                                                                \
+	};                                                                                  \
+	FIXTURE_VARIANT_ADD(f, scheme1_straightforward) { .scheme = 1 };                    \
+	FIXTURE_VARIANT_ADD(f, scheme2_ordered_list) { .scheme = 2 };                       \
+	FIXTURE_VARIANT_ADD(f, scheme3_heap) { .scheme = 3 };                               \
+	FIXTURE_VARIANT_ADD(f, scheme4_basic_wheel) { .scheme = 4, .slots = 4096 };         \
+	FIXTURE_VARIANT_ADD(f, scheme5_hashed_sorted) { .scheme = 5, .slots = 64 };         \
+	FIXTURE_VARIANT_ADD(f, scheme6_hashed_unsorted) { .scheme = 6, .slots = 64 };       \
 	FIXTURE_VARIANT_ADD(f, scheme7_hierarchical) { .scheme = 7 }
+
+/*
+ * Fixture `f`, an open file of the device for each test (`self->fd`, closed after it), with a
+ * variant per scheme (TW_VARIANT_PER_SCHEME).
+ */
+#define TW_FD_FIXTURE_PER_SCHEME(f)                                                         \
+	FIXTURE(f)                                                                          \
+	{                                                                                   \
+		int fd;                                                                     \
+	};                                                                                  \
+	TW_VARIANT_PER_SCHEME(f);                                                           \
+	FIXTURE_SETUP(f)                                                                    \
+	{                                                                                   \
+		self->fd = tw_open(_metadata);                                              \
+	}                                                                                   \
+	FIXTURE_TEARDOWN(f)                                                                 \
+	{                                                                                   \
+		if (self->fd >= 0)                                                          \
+			close(self->fd);                                                    \
+	}
 
 #endif /* TW_UTIL_H */
