@@ -36,6 +36,22 @@ usage() {
 	     { sub(/^# ?/, ""); print }' "$0" | sed '/./,$!d'
 }
 
+# no_arguments "$@": for a script that takes none but --help, which prints its usage and exits
+# 0; anything else exits 2 with a message.
+no_arguments() {
+	case "${1:-}" in
+	-h | --help)
+		usage
+		exit 0
+		;;
+	"") ;;
+	*)
+		log "unknown argument '$1' (see --help)"
+		exit 2
+		;;
+	esac
+}
+
 log() {
 	printf '[%s] %s\n' "$(basename "$0")" "$*" >&2
 }

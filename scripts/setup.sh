@@ -25,17 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/lib.sh
 . "$here/lib.sh"
 
-case "${1:-}" in
--h | --help)
-	usage
-	exit 0
-	;;
-"") ;;
-*)
-	usage >&2
-	exit 2
-	;;
-esac
+no_arguments "$@"
 
 # Pinned versions. The kernel, the Rust std sources and the compiler move together: change them
 # in one commit, and the kernel cache key (scripts/lib.sh) follows.

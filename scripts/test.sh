@@ -43,17 +43,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/lib.sh
 . "$here/lib.sh"
 
-case "${1:-}" in
--h | --help)
-	usage
-	exit 0
-	;;
-"") ;;
-*)
-	log "unknown argument '$1' (see --help)"
-	exit 2
-	;;
-esac
+no_arguments "$@"
 
 passed=0
 failed=0
