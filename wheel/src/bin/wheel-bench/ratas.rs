@@ -666,23 +666,16 @@ mod tests {
         let pairs = 20;
         let c = config(pairs);
         let mut seen = Vec::new();
+        let s6 = || HashedUnsorted::<HostStorage>::new(&c).unwrap();
+        let s7 = || Hierarchical::<HostStorage>::new(&c).unwrap();
+        fn over<T: Scheme>(s: T) -> Callouts<HostStorage, T> {
+            Callouts::over(s).unwrap()
+        }
         for way in Way::ALL {
-            let s6 = HashedUnsorted::<HostStorage>::new(&c).unwrap();
-            let s7 = Hierarchical::<HostStorage>::new(&c).unwrap();
-            seen.push(run(s6, way, pairs).unwrap().0);
-            seen.push(run(s7, way, pairs).unwrap().0);
-            let s6 = HashedUnsorted::<HostStorage>::new(&c).unwrap();
-            let s7 = Hierarchical::<HostStorage>::new(&c).unwrap();
-            seen.push(
-                run(Callouts::<HostStorage, _>::over(s6).unwrap(), way, pairs)
-                    .unwrap()
-                    .0,
-            );
-            seen.push(
-                run(Callouts::<HostStorage, _>::over(s7).unwrap(), way, pairs)
-                    .unwrap()
-                    .0,
-            );
+            seen.push(run(s6(), way, pairs).unwrap().0);
+            seen.push(run(s7(), way, pairs).unwrap().0);
+            seen.push(run(over(s6()), way, pairs).unwrap().0);
+            seen.push(run(over(s7()), way, pairs).unwrap().0);
             for kind in [SchemeKind::HashedUnsorted, SchemeKind::Hierarchical] {
                 let any = AnyScheme::<HostStorage>::new(kind, &c).unwrap();
                 let layer = Callouts::<HostStorage>::new(kind, &c).unwrap();
