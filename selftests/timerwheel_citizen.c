@@ -2481,7 +2481,7 @@ TEST_F(instance, reset_moves_the_deadline_and_keeps_the_handle)
 TEST_F(instance, resets_back_and_forth_fire_once_on_the_last_deadline)
 {
 	enum { N = 200, ROUNDS = 40 };
-	__u64 h[N], due[N], seed = 0x7e5e7 ^ variant->scheme;
+	__u64 h[N], due[N], seed = (tw_seed(_metadata, 0x7e5e7) ^ variant->scheme) ?: 1;
 	struct tw_fired rec[N];
 	int fired[N] = { 0 }, i, k, n, r, left = N;
 	struct tw_query q;
@@ -2564,7 +2564,7 @@ TEST_F(instance, batch_mod_keeps_the_handles)
 TEST_F(instance, ranges_fire_within_them_and_query_reports_the_deadline)
 {
 	enum { N = 300 };
-	__u64 h[N], lo[N], hi[N], seed = 0x5eed ^ variant->scheme, max = 0;
+	__u64 h[N], lo[N], hi[N], seed = (tw_seed(_metadata, 0x5eed) ^ variant->scheme) ?: 1, max = 0;
 	struct tw_fired rec[N];
 	struct tw_query q;
 	struct tw_stats st;

@@ -186,7 +186,7 @@ TW_VARIANT_PER_SCHEME(instance);
 FIXTURE_SETUP(instance)
 {
 	self->fd = tw_open(_metadata);
-	self->seed = 0x9e3779b97f4a7c15ULL ^ variant->scheme;
+	self->seed = (tw_seed(_metadata, 0x9e3779b97f4a7c15ULL) ^ variant->scheme) ?: 1;
 }
 
 FIXTURE_TEARDOWN(instance)
@@ -1044,7 +1044,7 @@ FIXTURE_TEARDOWN(module) {}
 TEST_F_TIMEOUT(module, random_ioctls_then_basic_use, 600)
 {
 	enum { CALLS = 100000 };
-	__u64 seed = 0x5eed, *buf;
+	__u64 seed = tw_seed(_metadata, 0x5eed), *buf;
 	char *unmapped;
 	int fd = tw_open(_metadata), i, ok = 0;
 
@@ -1306,7 +1306,7 @@ TEST_F_TIMEOUT(module, random_valid_calls_from_threads_a_child_and_signals, 600)
 {
 	struct sigaction sa = { .sa_handler = stress_signal }, old;
 	static struct stresser w[STRESS_THREADS];
-	__u64 seed = 0xca11, ok = 0, failed = 0;
+	__u64 seed = tw_seed(_metadata, 0xca11), ok = 0, failed = 0;
 	int session, i, fd, status;
 
 	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, &old)); /* no SA_RESTART: calls see EINTR */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Helpers shared by the kselftests of /dev/timerwheel: opening the device (SKIP when the module
- * is not loaded), the monotonic clock, a reproducible random generator, and one small wrapper
- * per ioctl. Include after kselftest_harness.h.
+ * is not loaded), the monotonic clock, a reproducible random generator and its seed, and one
+ * small wrapper per ioctl. Include after kselftest_harness.h.
  */
 #ifndef TW_UTIL_H
 #define TW_UTIL_H
@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <time.h>
@@ -46,6 +47,28 @@ static inline __u64 rnd(__u64 *s)
 	*s ^= *s << 25;
 	*s ^= *s >> 27;
 	return *s * 0x2545f4914f6cdd1dULL;
+}
+
+/*
+ * The seed of a randomised test: `fixed`, unless the environment's TW_SEED names another
+ * (decimal, or hex after 0x), which the test then logs, so that a run can draw other calls than
+ * CI's and a failure among them can be repeated. A TW_SEED that is not a number, or is 0 (rnd()
+ * would draw nothing but 0), fails the test. A test that mixes the variant in keeps it off 0.
+ */
+static inline __u64 tw_seed(struct __test_metadata *_metadata, __u64 fixed)
+{
+	const char *env = getenv("TW_SEED");
+	unsigned long long seed;
+	char *end;
+
+	if (!env || !*env)
+		return fixed;
+	errno = 0;
+	seed = strtoull(env, &end, 0);
+	ASSERT_TRUE(!errno && !*end && *env != '-' && seed)
+		TH_LOG("TW_SEED=%s is not a number other than 0", env);
+	TH_LOG("seed %#llx, from TW_SEED", seed);
+	return seed;
 }
 
 static inline int set_callout(int fd, __u64 ticks, __u64 cookie, __u64 *handle)
