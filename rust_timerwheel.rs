@@ -19,8 +19,9 @@
 //! ```
 //!
 //! Every open file owns one instance: one scheme, one clock, one ring. Nothing is shared
-//! between files, so tests and benchmarks cannot disturb each other, and the module itself arms
-//! no timer: with no file open it costs nothing.
+//! between files but the teardown of the Linux baselines' timers (below), so tests and
+//! benchmarks cannot disturb each other, and the module itself arms no timer: with no file open
+//! it costs nothing.
 //!
 //! - *Configuration* (`TW_IOC_CONFIGURE`, or the defaults on the first start) allocates all
 //!   storage (the scheme's fixed-capacity arena, the callout layer's tables, the ring) in
@@ -51,6 +52,12 @@
 //!   callouts, a burst beyond the budget), the rest continues one period later. Callouts then
 //!   fire late, never early; `overruns`, `lateness` and `carried` in `struct tw_stats` say by
 //!   how much, while the other CPUs, the other files and this file's ioctls keep answering.
+//! - *The Linux baselines* of `TW_IOC_BENCH` (`baselines.rs`) make up to 2^22 kernel timers,
+//!   and taking them down takes about as long as arming them. A bench that ends as it should
+//!   takes them down itself, a chunk at a time; on a signal, before or during that, what is
+//!   left goes to a workqueue of the module's own, so that the call returns at once. Every
+//!   bench first waits, interruptibly, until no teardown is left, so that none runs beside its
+//!   measurement; unloading the module waits for them.
 //! - *Readers* wait interruptibly on the ring, any number at once; each takes records out under
 //!   the lock and copies them outside it, so each record is delivered exactly once; between
 //!   chunks a long read offers the CPU, and a signal ends it with what it delivered. `poll`
@@ -145,11 +152,14 @@ pub(crate) fn uptime_ns() -> u64 {
         .map_or(0, |t| t.elapsed().as_nanos().max(0) as u64)
 }
 
-/// The loaded module: the device, nothing else (no timer of its own).
+/// The loaded module: the device, and the workqueue that takes the Linux baselines' timers
+/// down (no timer of its own). The fields drop in this order: the device goes first, then the
+/// queue, once the teardowns on it have run.
 #[pin_data]
 struct TimerWheelModule {
     #[pin]
     miscdev: MiscDeviceRegistration<instance::Instance>,
+    teardowns: baselines::Teardowns,
 }
 
 impl kernel::InPlaceModule for TimerWheelModule {
@@ -174,7 +184,10 @@ impl kernel::InPlaceModule for TimerWheelModule {
                 tick_ns / 1000,
                 hold_work()
             );
+            // The queue before the device, whose benches use it: should the device not
+            // register, the queue goes again.
             Ok(try_pin_init!(Self {
+                teardowns: baselines::Teardowns::new()?,
                 miscdev <- MiscDeviceRegistration::register(MiscDeviceOptions {
                     name: c"timerwheel",
                 }),

@@ -8,6 +8,13 @@
 //! `TW_BENCH_HRTIMER` cancels and restarts one hrtimer behind `n` pending ones. The loops run in
 //! chunks between which a pending signal ends the bench (EINTR); every timer is cancelled
 //! before its memory goes.
+//!
+//! Cancelling up to 2^22 timers takes about as long as arming them did (a minute and more on the
+//! debug kernel under emulation). A bench takes its timers down itself, a chunk at a time, when it
+//! ends as it should; on a signal (during the bench or the teardown) or an error, what is left
+//! goes to the module's own workqueue ([`TeardownQueue`]), so that the bench returns at once,
+//! and the next bench waits, interruptibly, until no teardown is left ([`wait_for_teardowns`]),
+//! so that none runs beside its measurement. Unloading the module waits for them.
 
 use kernel::{
     alloc::{
@@ -21,8 +28,13 @@ use kernel::{
     bindings, impl_has_hr_timer,
     prelude::*,
     sync::{
+        atomic::{
+            ordering,
+            Atomic, //
+        },
         Arc,
-        ArcBorrow, //
+        ArcBorrow,
+        SetOnce, //
     },
     time::{
         hrtimer::{
@@ -38,6 +50,7 @@ use kernel::{
         Monotonic, //
     },
     types::Opaque,
+    workqueue::Queue,
 };
 
 use crate::{
@@ -55,6 +68,169 @@ use crate::{
         Storage, //
     },
 };
+
+/// The module's workqueue for taking the baselines' timers down: made at load, destroyed (after
+/// every teardown on it has run) at unload. The kernel crate offers the system's workqueues, not
+/// one of a module's own, whose destruction waits for its work: so `alloc_workqueue` and
+/// `destroy_workqueue` are called through `bindings`.
+pub(crate) struct TeardownQueue(*mut bindings::workqueue_struct);
+
+// SAFETY: a workqueue may be used and destroyed from any thread.
+unsafe impl Send for TeardownQueue {}
+// SAFETY: as above; `Queue`'s methods take `&self`.
+unsafe impl Sync for TeardownQueue {}
+
+/// The queue, for the benches: set at load, before the device is registered.
+static TEARDOWN_QUEUE: SetOnce<TeardownQueue> = SetOnce::new();
+
+/// Teardowns queued and not yet done.
+static TEARDOWNS: Atomic<u64> = Atomic::new(0);
+
+impl TeardownQueue {
+    /// Makes the queue and publishes it to the benches; ENOMEM if it cannot be made.
+    pub(crate) fn publish() -> Result {
+        // SAFETY: the format is a NUL-terminated string without conversions, and no variadic
+        // argument follows; unbound, so that a teardown runs on any CPU, one at a time.
+        let wq = unsafe {
+            bindings::alloc_workqueue_noprof(
+                c"timerwheel_teardown".as_char_ptr(),
+                bindings::wq_flags_WQ_UNBOUND,
+                1,
+            )
+        };
+        if wq.is_null() {
+            return Err(ENOMEM);
+        }
+        if !TEARDOWN_QUEUE.populate(TeardownQueue(wq)) {
+            // SAFETY: `wq` was made just above and nothing was queued on it.
+            unsafe { bindings::destroy_workqueue(wq) };
+            return Err(EBUSY);
+        }
+        Ok(())
+    }
+
+    /// Destroys the queue once every teardown on it has run; at unload, after the device is
+    /// gone (no bench can queue more).
+    pub(crate) fn destroy() {
+        if let Some(q) = TEARDOWN_QUEUE.as_ref() {
+            // SAFETY: made by `publish`, destroyed once: the module is going, and nothing queues
+            // on it any more (no file of the device is open while the module can be unloaded).
+            unsafe { bindings::destroy_workqueue(q.0) };
+        }
+    }
+
+    fn queue() -> Option<&'static Queue> {
+        let q = TEARDOWN_QUEUE.as_ref()?;
+        // SAFETY: the pointer was made by `alloc_workqueue` and stays valid until `destroy`,
+        // at unload, when no bench runs.
+        Some(unsafe { Queue::from_raw(q.0) })
+    }
+}
+
+/// Timers that can be taken down a chunk at a time.
+trait TakeDown {
+    /// Takes down up to [`CHUNK`] timers; `true` once none is left.
+    fn take_down_some(&mut self) -> bool;
+}
+
+/// Timers of a bench: [`Deferred::take_down`] takes them down while no signal is pending, and
+/// a drop leaves what is left to the teardown queue, so that the bench returns without waiting
+/// for it (inline, should the work item not be allocated).
+struct Deferred<T: Send + 'static> {
+    timers: Option<T>,
+}
+
+/// A teardown under way: dropping it drops the timers, then counts the teardown done.
+struct TakenDown<T>(Option<T>);
+
+impl<T> Drop for TakenDown<T> {
+    fn drop(&mut self) {
+        drop(self.0.take());
+        TEARDOWNS.fetch_sub(1u64, ordering::Release);
+    }
+}
+
+impl<T: Send + 'static> Deferred<T> {
+    fn new(timers: T) -> Self {
+        Deferred {
+            timers: Some(timers),
+        }
+    }
+}
+
+impl<T: TakeDown + Send + 'static> Deferred<T> {
+    /// Takes the timers down here, a chunk at a time with the CPU offered in between, until a
+    /// signal is pending; what is left then goes to the teardown queue.
+    fn take_down(mut self) {
+        while !self.take_down_some() {
+            if between_holds() {
+                return;
+            }
+        }
+        // Nothing is left to queue.
+        drop(self.timers.take());
+    }
+}
+
+impl<T: Send + 'static> core::ops::Deref for Deferred<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        // Only `take_down` and `drop` take the timers out, consuming `self`.
+        self.timers.as_ref().unwrap_or_else(|| unreachable!())
+    }
+}
+
+impl<T: Send + 'static> core::ops::DerefMut for Deferred<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.timers.as_mut().unwrap_or_else(|| unreachable!())
+    }
+}
+
+impl<T: Send + 'static> Drop for Deferred<T> {
+    fn drop(&mut self) {
+        let Some(timers) = self.timers.take() else {
+            return;
+        };
+        TEARDOWNS.add(1u64, ordering::Relaxed);
+        let doomed = TakenDown(Some(timers));
+        match TeardownQueue::queue() {
+            // Should the work item not be allocated, the closure goes with `doomed` in it,
+            // and the timers with it, here.
+            Some(q) => drop(q.try_spawn(GFP_KERNEL, move || drop(doomed))),
+            None => drop(doomed),
+        }
+    }
+}
+
+/// The teardown queue for as long as the module is loaded: made first, destroyed last, after
+/// the device has gone (the module's fields drop in the order they are declared).
+pub(crate) struct Teardowns;
+
+impl Teardowns {
+    pub(crate) fn new() -> Result<Self> {
+        TeardownQueue::publish()?;
+        Ok(Teardowns)
+    }
+}
+
+impl Drop for Teardowns {
+    fn drop(&mut self) {
+        TeardownQueue::destroy();
+    }
+}
+
+/// Waits until no teardown of an earlier bench is left, so that none runs beside a
+/// measurement; EINTR on a signal meanwhile.
+pub(crate) fn wait_for_teardowns() -> Result {
+    while TEARDOWNS.load(ordering::Acquire) > 0 {
+        if between_holds() {
+            return Err(EINTR);
+        }
+        kernel::time::delay::fsleep(Delta::from_millis(1));
+    }
+    Ok(())
+}
 
 /// Timers created, reset or cancelled between two offers of the CPU and looks at pending
 /// signals.
@@ -81,15 +257,21 @@ fn jiffies() -> u64 {
     unsafe { core::ptr::read_volatile(&raw const bindings::jiffies) as u64 }
 }
 
-/// `n` initialised `timer_list`s in one allocation, deleted synchronously when dropped.
+/// `n` initialised `timer_list`s in one allocation, shut down synchronously when dropped or
+/// taken down ([`TakeDown`]).
 ///
 /// # Invariants
 ///
 /// Every element of `timers` was initialised by `timer_init_key`, and the buffer is never
-/// resized, so the timers never move.
+/// grown or reallocated, so the timers never move; it only shrinks by truncation, which drops
+/// timers that were never initialised or are shut down, and moves none.
 struct TimerArray {
     timers: KVVec<BenchTimer>,
 }
+
+// SAFETY: the timers are only ever armed, cancelled and shut down through the timer API, which
+// may be called from any thread; the buffer goes with the array.
+unsafe impl Send for TimerArray {}
 
 impl TimerArray {
     /// The buffer is made as an instance's storage is ([`KernelStorage`]): ENOMEM at once beyond
@@ -105,7 +287,7 @@ impl TimerArray {
                 break;
             }
             // SAFETY: `t.0.get()` points to a `timer_list` inside the buffer, which is never
-            // moved or resized (type invariant; `truncate` below only drops the timers not
+            // grown or reallocated (type invariant; `truncate` below only drops the timers not
             // initialised, and moves none) and outlives the timer (see `Drop`).
             unsafe {
                 bindings::timer_init_key(
@@ -123,7 +305,7 @@ impl TimerArray {
             // the others.
             timers.truncate(ready);
             // INVARIANT: every timer left was initialised just above.
-            drop(TimerArray { timers });
+            drop(Deferred::new(TimerArray { timers }));
             return Err(EINTR);
         }
         // INVARIANT: every timer was initialised just above.
@@ -144,15 +326,24 @@ impl TimerArray {
     }
 }
 
-impl Drop for TimerArray {
-    fn drop(&mut self) {
-        for (i, t) in self.timers.iter().enumerate() {
-            if i % CHUNK as usize == 0 {
-                cond_resched();
-            }
+impl TakeDown for TimerArray {
+    fn take_down_some(&mut self) -> bool {
+        let left = self.timers.len().saturating_sub(CHUNK as usize);
+        for t in &self.timers[left..] {
             // SAFETY: `t` is initialised (type invariant). After `timer_shutdown_sync` it is
             // neither pending nor running, so its memory may be freed.
             unsafe { bindings::timer_shutdown_sync(t.0.get()) };
+        }
+        // INVARIANT: only the timers shut down go; the others stay initialised.
+        self.timers.truncate(left);
+        left == 0
+    }
+}
+
+impl Drop for TimerArray {
+    fn drop(&mut self) {
+        while !self.take_down_some() {
+            cond_resched();
         }
     }
 }
@@ -165,7 +356,7 @@ fn interrupted(i: usize) -> bool {
 /// The Linux timer wheel: `n` pending `timer_list`s, one more reset `iterations` times.
 pub(crate) fn bench_timer_list(b: &tw_bench) -> Result<u64> {
     let n = b.n as usize;
-    let timers = TimerArray::new(n + 1)?;
+    let timers = Deferred::new(TimerArray::new(n + 1)?);
     let mut rng = Rng::new(b.seed);
     for i in 0..n {
         if interrupted(i) {
@@ -175,12 +366,14 @@ pub(crate) fn bench_timer_list(b: &tw_bench) -> Result<u64> {
     }
     timers.arm(n, rng.within(b.min_ticks, b.spread));
     let in_place = b.kind == TW_BENCH_TIMER_LIST_MOD;
-    timed_in_chunks(b.iterations, || {
+    let ns = timed_in_chunks(b.iterations, || {
         if !in_place {
             timers.disarm(n);
         }
         timers.arm(n, rng.within(b.min_ticks, b.spread));
-    })
+    })?;
+    timers.take_down();
+    Ok(ns)
 }
 
 /// Runs `reset` `iterations` times, timed in chunks between which a pending signal ends the
@@ -238,7 +431,10 @@ pub(crate) fn bench_hrtimer(b: &tw_bench) -> Result<u64> {
     let each = core::mem::size_of::<BenchHrTimer>() + 3 * core::mem::size_of::<usize>();
     let grant = reserve(n.saturating_mul(each)).ok_or(ENOMEM)?;
     let mut rng = Rng::new(b.seed);
-    let mut pending = Chunked(KVVec::with_capacity(n, GFP_KERNEL_ACCOUNT | __GFP_NOWARN)?);
+    let mut pending = Deferred::new(Chunked(KVVec::with_capacity(
+        n,
+        GFP_KERNEL_ACCOUNT | __GFP_NOWARN,
+    )?));
     for i in 0..n {
         if interrupted(i) {
             return Err(EINTR);
@@ -272,7 +468,7 @@ pub(crate) fn bench_hrtimer(b: &tw_bench) -> Result<u64> {
     })?;
     // Dropping the handles cancels every timer before its memory goes.
     drop(handle);
-    drop(pending);
+    pending.take_down();
     Ok(ns)
 }
 
@@ -280,10 +476,16 @@ pub(crate) fn bench_hrtimer(b: &tw_bench) -> Result<u64> {
 /// time, with the CPU offered in between, on every way out of the bench.
 struct Chunked<T>(KVVec<T>);
 
+impl<T> TakeDown for Chunked<T> {
+    fn take_down_some(&mut self) -> bool {
+        self.0.truncate(self.0.len().saturating_sub(CHUNK as usize));
+        self.0.is_empty()
+    }
+}
+
 impl<T> Drop for Chunked<T> {
     fn drop(&mut self) {
-        while !self.0.is_empty() {
-            self.0.truncate(self.0.len().saturating_sub(CHUNK as usize));
+        while !self.take_down_some() {
             cond_resched();
         }
     }

@@ -15,7 +15,8 @@ use kernel::{prelude::*, uaccess::UserSlice};
 use crate::{
     baselines::{
         bench_hrtimer,
-        bench_timer_list, //
+        bench_timer_list,
+        wait_for_teardowns, //
     },
     instance::{
         between_holds,
@@ -81,6 +82,8 @@ impl Instance {
         {
             return Err(EINVAL);
         }
+        // An earlier bench's timers may still be going: not beside this one's measurement.
+        wait_for_teardowns()?;
         let (ns, max_hold) = match b.kind {
             TW_BENCH_SETCALLOUT | TW_BENCH_TIMEOUT | TW_BENCH_MOD => self.bench_resets(&b)?,
             TW_BENCH_TICK => self.bench_ticks(&b)?,

@@ -371,7 +371,11 @@ struct tw_fired {
  * For the first two and TW_BENCH_TICK, the n are the instance's outstanding callouts (set them
  * up with TW_IOC_BATCH) and `n` must be 0. For the kernel's timers, the module creates n timers
  * due at random in [min_ticks / 2, min_ticks) ticks (1 tick = 1 ms; timer_list: jiffies) and
- * frees them before returning. New deadlines of the reset timer are drawn from
+ * takes them down before returning; a signal (EINTR, or, once the results are out, delivered
+ * on return) leaves the rest of that to a workqueue of the module's own, so that the call
+ * returns at once however many it made. Every bench first waits until the timers of earlier
+ * ones are gone (a signal ends that wait: EINTR), so that their teardown does not run beside
+ * its measurement. New deadlines of the reset timer are drawn from
  * [min_ticks, min_ticks + spread), min_ticks at least TW_MIN_BASELINE_TICKS: the n timers are
  * then 2^19 ticks (8.7 minutes at 1 ms) away or more, and nothing fires during a bench.
  *
