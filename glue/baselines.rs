@@ -12,7 +12,7 @@
 //! Cancelling up to 2^22 timers takes about as long as arming them did (a minute and more on the
 //! debug kernel under emulation). A bench takes its timers down itself, a chunk at a time, when it
 //! ends as it should; on a signal (during the bench or the teardown) or an error, what is left
-//! goes to the module's own workqueue ([`TeardownQueue`]), so that the bench returns at once,
+//! goes to the module's own workqueue ([`Teardowns`]), so that the bench returns at once,
 //! and the next bench waits, interruptibly, until no teardown is left ([`wait_for_teardowns`]),
 //! so that none runs beside its measurement. Unloading the module waits for them.
 
@@ -25,15 +25,13 @@ use kernel::{
         },
         KVVec, //
     },
-    bindings, impl_has_hr_timer,
+    bindings, impl_has_hr_timer, new_condvar, new_mutex,
     prelude::*,
     sync::{
-        atomic::{
-            ordering,
-            Atomic, //
-        },
         Arc,
         ArcBorrow,
+        CondVar,
+        Mutex,
         SetOnce, //
     },
     time::{
@@ -69,62 +67,112 @@ use crate::{
     },
 };
 
-/// The module's workqueue for taking the baselines' timers down: made at load, destroyed (after
-/// every teardown on it has run) at unload. The kernel crate offers the system's workqueues, not
-/// one of a module's own, whose destruction waits for its work: so `alloc_workqueue` and
-/// `destroy_workqueue` are called through `bindings`.
-pub(crate) struct TeardownQueue(*mut bindings::workqueue_struct);
+/// What the teardowns share: the count of those queued and not yet done, and the condition a
+/// bench waits on, interruptibly, until it is 0.
+#[pin_data]
+struct Pending {
+    #[pin]
+    count: Mutex<u64>,
+    #[pin]
+    done: CondVar,
+}
 
-// SAFETY: a workqueue may be used and destroyed from any thread.
-unsafe impl Send for TeardownQueue {}
-// SAFETY: as above; `Queue`'s methods take `&self`.
-unsafe impl Sync for TeardownQueue {}
+/// The module's workqueue for taking the baselines' timers down, and the count of teardowns on
+/// it: made at load, before the device; gone at unload, after the device and every teardown.
+/// The kernel crate offers the system's workqueues, not one of a module's own, whose
+/// destruction waits for its work: so `alloc_workqueue` and `destroy_workqueue` are called
+/// through `bindings`.
+pub(crate) struct Teardowns {
+    queue: *mut bindings::workqueue_struct,
+    pending: Pin<KBox<Pending>>,
+}
 
-/// The queue, for the benches: set at load, before the device is registered.
-static TEARDOWN_QUEUE: SetOnce<TeardownQueue> = SetOnce::new();
+// SAFETY: a workqueue may be used and destroyed from any thread; `Pending` is `Send` and `Sync`.
+unsafe impl Send for Teardowns {}
+// SAFETY: as above; `Teardowns` has no method that takes `&self`.
+unsafe impl Sync for Teardowns {}
 
-/// Teardowns queued and not yet done.
-static TEARDOWNS: Atomic<u64> = Atomic::new(0);
+/// The benches' way to the module's [`Teardowns`]: its queue and count, by address.
+struct Shared {
+    queue: *mut bindings::workqueue_struct,
+    pending: *const Pending,
+}
 
-impl TeardownQueue {
-    /// Makes the queue and publishes it to the benches; ENOMEM if it cannot be made.
-    pub(crate) fn publish() -> Result {
+// SAFETY: a workqueue may be used from any thread, and `Pending` is a mutex and a condition
+// variable, which are shared between threads; both outlive every use (see `shared`).
+unsafe impl Send for Shared {}
+// SAFETY: as above.
+unsafe impl Sync for Shared {}
+
+/// Set at load, before the device is registered.
+static SHARED: SetOnce<Shared> = SetOnce::new();
+
+/// The queue and the count of the module's [`Teardowns`].
+fn shared() -> Option<(&'static Queue, &'static Pending)> {
+    let s = SHARED.as_ref()?;
+    // SAFETY: both were made by `Teardowns::new` and stay valid until it drops, at unload: after
+    // the device is gone, so no bench runs, and after the queue has run every teardown on it.
+    Some(unsafe { (Queue::from_raw(s.queue), &*s.pending) })
+}
+
+impl Teardowns {
+    /// Makes the queue and the count, and publishes them to the benches; ENOMEM if they cannot
+    /// be made.
+    pub(crate) fn new() -> Result<Self> {
+        let pending = KBox::pin_init(
+            pin_init!(Pending {
+                count <- new_mutex!(0),
+                done <- new_condvar!("timerwheel_teardowns"),
+            }),
+            GFP_KERNEL,
+        )?;
         // SAFETY: the format is a NUL-terminated string without conversions, and no variadic
         // argument follows; unbound, so that a teardown runs on any CPU, one at a time.
-        let wq = unsafe {
+        let queue = unsafe {
             bindings::alloc_workqueue_noprof(
                 c"timerwheel_teardown".as_char_ptr(),
                 bindings::wq_flags_WQ_UNBOUND,
                 1,
             )
         };
-        if wq.is_null() {
+        if queue.is_null() {
             return Err(ENOMEM);
         }
-        if !TEARDOWN_QUEUE.populate(TeardownQueue(wq)) {
-            // SAFETY: `wq` was made just above and nothing was queued on it.
-            unsafe { bindings::destroy_workqueue(wq) };
+        let t = Teardowns { queue, pending };
+        let published = SHARED.populate(Shared {
+            queue,
+            pending: &*t.pending,
+        });
+        // Loaded once per module instance: nothing was published before.
+        if !published {
             return Err(EBUSY);
         }
-        Ok(())
+        Ok(t)
     }
+}
 
-    /// Destroys the queue once every teardown on it has run; at unload, after the device is
-    /// gone (no bench can queue more).
-    pub(crate) fn destroy() {
-        if let Some(q) = TEARDOWN_QUEUE.as_ref() {
-            // SAFETY: made by `publish`, destroyed once: the module is going, and nothing queues
-            // on it any more (no file of the device is open while the module can be unloaded).
-            unsafe { bindings::destroy_workqueue(q.0) };
+impl Drop for Teardowns {
+    fn drop(&mut self) {
+        // SAFETY: made by `new`, destroyed once, once every teardown on it has run; nothing
+        // queues on it any more: the module is going, and no file of the device is open while
+        // it can be unloaded.
+        unsafe { bindings::destroy_workqueue(self.queue) };
+    }
+}
+
+/// Waits until no teardown of an earlier bench is left, so that none runs beside a
+/// measurement; EINTR on a signal meanwhile.
+pub(crate) fn wait_for_teardowns() -> Result {
+    let Some((_, pending)) = shared() else {
+        return Ok(());
+    };
+    let mut count = pending.count.lock();
+    while *count > 0 {
+        if pending.done.wait_interruptible(&mut count) {
+            return Err(EINTR);
         }
     }
-
-    fn queue() -> Option<&'static Queue> {
-        let q = TEARDOWN_QUEUE.as_ref()?;
-        // SAFETY: the pointer was made by `alloc_workqueue` and stays valid until `destroy`,
-        // at unload, when no bench runs.
-        Some(unsafe { Queue::from_raw(q.0) })
-    }
+    Ok(())
 }
 
 /// Timers that can be taken down a chunk at a time.
@@ -146,7 +194,13 @@ struct TakenDown<T>(Option<T>);
 impl<T> Drop for TakenDown<T> {
     fn drop(&mut self) {
         drop(self.0.take());
-        TEARDOWNS.fetch_sub(1u64, ordering::Release);
+        if let Some((_, pending)) = shared() {
+            let mut count = pending.count.lock();
+            *count -= 1;
+            if *count == 0 {
+                pending.done.notify_all();
+            }
+        }
     }
 }
 
@@ -192,44 +246,16 @@ impl<T: Send + 'static> Drop for Deferred<T> {
         let Some(timers) = self.timers.take() else {
             return;
         };
-        TEARDOWNS.add(1u64, ordering::Relaxed);
+        let Some((queue, pending)) = shared() else {
+            drop(timers);
+            return;
+        };
+        *pending.count.lock() += 1;
         let doomed = TakenDown(Some(timers));
-        match TeardownQueue::queue() {
-            // Should the work item not be allocated, the closure goes with `doomed` in it,
-            // and the timers with it, here.
-            Some(q) => drop(q.try_spawn(GFP_KERNEL, move || drop(doomed))),
-            None => drop(doomed),
-        }
+        // Should the work item not be allocated, the closure goes with `doomed` in it, and the
+        // timers with it, here.
+        let _ = queue.try_spawn(GFP_KERNEL, move || drop(doomed));
     }
-}
-
-/// The teardown queue for as long as the module is loaded: made first, destroyed last, after
-/// the device has gone (the module's fields drop in the order they are declared).
-pub(crate) struct Teardowns;
-
-impl Teardowns {
-    pub(crate) fn new() -> Result<Self> {
-        TeardownQueue::publish()?;
-        Ok(Teardowns)
-    }
-}
-
-impl Drop for Teardowns {
-    fn drop(&mut self) {
-        TeardownQueue::destroy();
-    }
-}
-
-/// Waits until no teardown of an earlier bench is left, so that none runs beside a
-/// measurement; EINTR on a signal meanwhile.
-pub(crate) fn wait_for_teardowns() -> Result {
-    while TEARDOWNS.load(ordering::Acquire) > 0 {
-        if between_holds() {
-            return Err(EINTR);
-        }
-        kernel::time::delay::fsleep(Delta::from_millis(1));
-    }
-    Ok(())
 }
 
 /// Timers created, reset or cancelled between two offers of the CPU and looks at pending
