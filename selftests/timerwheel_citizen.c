@@ -2534,7 +2534,7 @@ TEST_F(instance, reset_moves_the_deadline_and_keeps_the_handle)
 TEST_F(instance, resets_back_and_forth_fire_once_on_the_last_deadline)
 {
 	enum { N = 200, ROUNDS = 40 };
-	__u64 h[N], due[N], seed = (tw_seed(_metadata, 0x7e5e7) ^ variant->scheme) ?: 1;
+	__u64 h[N], due[N], seed = tw_variant_seed(_metadata, 0x7e5e7, variant->scheme);
 	struct tw_fired rec[N];
 	int fired[N] = { 0 }, i, k, n, r, left = N;
 	struct tw_query q;
@@ -2617,7 +2617,8 @@ TEST_F(instance, batch_mod_keeps_the_handles)
 TEST_F(instance, ranges_fire_within_them_and_query_reports_the_deadline)
 {
 	enum { N = 300 };
-	__u64 h[N], lo[N], hi[N], seed = (tw_seed(_metadata, 0x5eed) ^ variant->scheme) ?: 1, max = 0;
+	__u64 h[N], lo[N], hi[N], max = 0;
+	__u64 seed = tw_variant_seed(_metadata, 0x5eed, variant->scheme);
 	struct tw_fired rec[N];
 	struct tw_query q;
 	struct tw_stats st;

@@ -186,7 +186,7 @@ TW_VARIANT_PER_SCHEME(instance);
 FIXTURE_SETUP(instance)
 {
 	self->fd = tw_open(_metadata);
-	self->seed = (tw_seed(_metadata, 0x9e3779b97f4a7c15ULL) ^ variant->scheme) ?: 1;
+	self->seed = tw_variant_seed(_metadata, 0x9e3779b97f4a7c15ULL, variant->scheme);
 }
 
 FIXTURE_TEARDOWN(instance)

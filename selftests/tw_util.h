@@ -53,7 +53,7 @@ static inline __u64 rnd(__u64 *s)
  * The seed of a randomised test: `fixed`, unless the environment's TW_SEED names another
  * (decimal, or hex after 0x), which the test then logs, so that a run can draw other calls than
  * CI's and a failure among them can be repeated. A TW_SEED that is not a number, or is 0 (rnd()
- * would draw nothing but 0), fails the test. A test that mixes the variant in keeps it off 0.
+ * would draw nothing but 0), fails the test; tw_variant_seed() keeps the seed it mixes off 0.
  */
 static inline __u64 tw_seed(struct __test_metadata *_metadata, __u64 fixed)
 {
@@ -69,6 +69,12 @@ static inline __u64 tw_seed(struct __test_metadata *_metadata, __u64 fixed)
 		TH_LOG("TW_SEED=%s is not a number other than 0", env);
 	TH_LOG("seed %#llx, from TW_SEED", seed);
 	return seed;
+}
+
+/* tw_seed() for one variant of a per-scheme fixture: the scheme mixed in, kept off 0. */
+static inline __u64 tw_variant_seed(struct __test_metadata *_metadata, __u64 fixed, __u32 scheme)
+{
+	return (tw_seed(_metadata, fixed) ^ scheme) ?: 1;
 }
 
 static inline int set_callout(int fd, __u64 ticks, __u64 cookie, __u64 *handle)
