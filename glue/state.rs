@@ -604,9 +604,9 @@ impl State {
     /// one the timer was armed for with the next work later. Next work is looked for only
     /// then, so that cancelling any other callout costs no more. A scheme whose next work
     /// stays a lower bound after a cancel (scheme 1 with more than 64 callouts pending, scheme
-    /// 6 or 7 when the callout's slot or list stays busy with more than
-    /// [`wheel::TIGHTEN_LIMIT`] callouts, a walk or search cut short by the hold's budget)
-    /// still wakes once for it.
+    /// 6 when the callout's slot stays busy with more than [`wheel::TIGHTEN_LIMIT`] callouts,
+    /// scheme 7 when its list does with more than [`wheel::LIST_LOOK_LIMIT`], a walk or search
+    /// cut short by the hold's budget) still wakes once for it.
     pub(crate) fn armed_early(&mut self, freed: Option<u64>, work: &mut Work) -> bool {
         let Some(armed) = self.armed else {
             return false;

@@ -32,7 +32,7 @@
 use crate::wheel::rng::Rng;
 use crate::wheel::{
     Advanced, Clock, Config, Error, Expired, Handle, NextExpiry, Scheme, SchemeKind, Work,
-    MAX_INTERVAL, TIGHTEN_LIMIT,
+    LIST_LOOK_LIMIT, MAX_INTERVAL,
 };
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::format;
@@ -633,7 +633,7 @@ impl<'a, W: Scheme, C: Fn(&W)> Driver<'a, W, C> {
         }
         let whole = w.next_work_within(&mut Work::unlimited());
         let exact = w.kind() != SchemeKind::Hierarchical
-            || w.len() > TIGHTEN_LIMIT
+            || w.len() > LIST_LOOK_LIMIT
             || whole == m.earliest();
         if !lower_bound(whole) || !exact {
             self.diverge(&format!(

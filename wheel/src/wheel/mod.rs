@@ -442,12 +442,23 @@ pub use arena::MAX_CAPACITY;
 /// slots, 64, fit in it with room for a group's slots.
 pub const NEXT_WORK_SLOTS: usize = 128;
 
-/// The most entries a list may hold for scheme 7's [`Scheme::next_work_within`], or a slot for
-/// scheme 6's [`Scheme::tighten_within`], to walk it for its earliest deadline when its bound
-/// was left low. A busier one keeps its bound, and costs a wakeup that on a list that busy
-/// comes shortly before work anyway, rather than a walk on every cancel: cancelling timeouts
-/// in the order they are due (responses in order) would walk it each time.
-pub const TIGHTEN_LIMIT: usize = 8;
+/// The most entries a list may hold for scheme 7's [`Scheme::next_work_within`] to walk it for
+/// its earliest deadline when its bound was left low. A busier one keeps its bound, and costs
+/// a wakeup that comes shortly before work anyway (a list holds the deadlines of one stretch
+/// of time, and one that busy has timers all over it), rather than a walk on every search:
+/// the search runs whenever the clock is armed, and a list of timeouts pushed back (put off)
+/// has its first entry off its bound for good.
+pub const LIST_LOOK_LIMIT: usize = 8;
+
+/// The most entries a slot may hold for scheme 6's [`Scheme::tighten_within`] to walk it for
+/// its earliest deadline when a stop left its bound low. A hashed slot mixes timers of many
+/// turns: one near timer among far ones is the common case, and cancelling it (a timeout
+/// cancelled before it is due) would otherwise wake the clock for nothing, a turn or more
+/// before the next timer there. The walk runs only when the slot's bound is next work and a
+/// stop left it low, at most once per such stop, over at most this many entries, a quarter of
+/// a hold's default budget in the module (256), which leaves the search for next work room
+/// beside it: a busier slot keeps its bound, and costs one wakeup.
+pub const TIGHTEN_LIMIT: usize = 64;
 
 /// Intervals must be below this: deadlines are compared modulo 2^64, which is unambiguous only
 /// for distances below 2^63.
@@ -817,7 +828,7 @@ pub trait Scheme {
     /// schemes that answer without a search (1 to 4, in O(1)) spend one unit. Scheme 7 answers
     /// the earliest deadline itself given the budget (its `next_work` answers its lists'
     /// bounds): a unit for each list it looks at, and one for each entry of a list whose first
-    /// entry is not on its bound, if the list holds at most [`TIGHTEN_LIMIT`] (see
+    /// entry is not on its bound, if the list holds at most [`LIST_LOOK_LIMIT`] (see
     /// [`scheme7::Hierarchical`]).
     fn next_work_within(&self, work: &mut Work) -> Option<u64> {
         work.spend(1);

@@ -919,6 +919,46 @@ mod tests {
         check(&w);
     }
 
+    /// A near timer among far ones on its slot, cancelled before it is due (a timeout, the
+    /// commonest): the tightening its caller asks for walks the slot, up to
+    /// [`crate::TIGHTEN_LIMIT`] entries, and next work moves on to the earliest far one; a busier
+    /// slot keeps its bound, a lower bound still, and costs one wakeup.
+    #[test]
+    fn cancelling_a_near_timer_among_far_ones_on_its_slot_moves_next_work_on() {
+        for (start, left) in [(7, 1), (7, 40), (u64::MAX - 9, crate::TIGHTEN_LIMIT)] {
+            let mut w = wheel(1024, 256, start);
+            // Far timers on the near one's slot, the latest started first, a turn apart.
+            for k in (0..left as u64).rev() {
+                w.start(300 + 256 * (40 + k), k).unwrap();
+            }
+            let near = w.start(300, 1000).unwrap();
+            let next =
+                |w: &HashedUnsorted<HostStorage>| w.next_work().map(|t| t.wrapping_sub(start));
+            assert_eq!(next(&w), Some(300));
+            w.stop(near).unwrap();
+            let mut work = Work::new(256);
+            w.tighten_within(&mut work);
+            // The search (one unit: the kept answer), the walk, the group's bound made exact.
+            assert!(work.done() <= 2 + left, "{} units for {left}", work.done());
+            assert_eq!(next(&w), Some(300 + 256 * 40), "{left} left on the slot");
+            check(&w);
+            assert_eq!(wakeups_until_due(&mut w), 1);
+            assert_eq!(w.pop_expired().map(|e| e.id), Some(0));
+        }
+        // One more than the walk takes: the bound stays, and the clock wakes once for nothing.
+        let mut w = wheel(1024, 256, 7);
+        for k in (0..=crate::TIGHTEN_LIMIT as u64).rev() {
+            w.start(300 + 256 * (40 + k), k).unwrap();
+        }
+        let near = w.start(300, 1000).unwrap();
+        w.stop(near).unwrap();
+        w.tighten_within(&mut Work::new(256));
+        assert_eq!(w.next_work(), Some(307));
+        check(&w);
+        assert_eq!(wakeups_until_due(&mut w), 2);
+        assert_eq!(w.pop_expired().map(|e| e.id), Some(0));
+    }
+
     #[test]
     fn a_wheel_started_near_2_pow_64_bounds_nothing_at_0() {
         // The groups' bounds start stale: a bound of tick 0 would be 101 ticks ahead here, and

@@ -881,7 +881,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     /// its list's bound); each costs a unit when its first entry is on its bound, else a unit
     /// and one for each of its entries. The look ends when the next bound is no sooner than the
     /// earliest deadline found, which is the answer; cut short by `work`, or by a list of more
-    /// than [`super::TIGHTEN_LIMIT`] entries not on its bound, the answer is the bound it
+    /// than [`super::LIST_LOOK_LIMIT`] entries not on its bound, the answer is the bound it
     /// stopped at, still a lower bound.
     fn exact_next_work(&self, work: &mut Work) -> Option<u64> {
         let mut words = [0; MAX_WORDS];
@@ -918,7 +918,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
                 head if head == bound => head,
                 _ => match self
                     .arena
-                    .earliest_of_few(self.list(list), super::TIGHTEN_LIMIT, work)
+                    .earliest_of_few(self.list(list), super::LIST_LOOK_LIMIT, work)
                 {
                     Some(earliest) => earliest,
                     None => return Some(bound),
