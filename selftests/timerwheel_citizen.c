@@ -636,6 +636,137 @@ TEST_F_TIMEOUT(clock, a_callout_cancelled_behind_the_next_costs_no_wakeup, 60)
 }
 
 /*
+ * As cancelling_the_next_callout_costs_no_wakeup, with FAR_COMPANIONS companions on the near
+ * callout's slot of a 256-slot wheel, where there was one: a hashed slot mixes the callouts of
+ * many turns, and a near timeout among far ones is the common case. Scheme 6 walks the slot when
+ * the callout the hrtimer is armed for goes, if it holds at most wheel::TIGHTEN_LIMIT (64)
+ * callouts, and arms the timer for the far ones, not for the bound the near one left; the other
+ * schemes keep the far callouts elsewhere. The clock's period is 10 ms, so that a batch of the
+ * near callout and its companions rarely spans two ticks (one that does is made again): the near
+ * callout is due FAR_NEAR_TICKS (300 ms) ahead, its companions FAR_TURNS to FAR_TURNS + 15 turns
+ * later (more than 10 s, and within scheme 4's MaxInterval). Each step's companions are unset
+ * after it (none is the next callout: no wakeup either), so that scheme 1 keeps at most 64
+ * pending, which it looks at again on a cancel.
+ */
+#define FAR_COMPANIONS 48
+#define FAR_PERIOD_MS 10
+#define FAR_NEAR_TICKS 30
+#define FAR_TURNS 4
+
+/* Unsets the first n callouts whose handles ops holds, in one batch; 0, or -1 with errno. */
+static int unset_ops(int fd, struct tw_op *ops, int n)
+{
+	struct tw_batch b = { .ops = (__u64)(uintptr_t)ops, .count = n };
+	int i;
+
+	for (i = 0; i < n; i++)
+		ops[i] = (struct tw_op){ .op = TW_OP_UNSET, .handle = ops[i].handle };
+	if (ioctl(fd, TW_IOC_BATCH, &b))
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (ops[i].result) {
+			errno = -ops[i].result;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Sets FAR_COMPANIONS companions and then the near callout, by handle, or by key (0xc0ffee, key)
+ * if key is not 0, in one batch, their handles left in ops: 1 once every companion is on the
+ * near callout's slot, 0 if ticks passed during each of the batches tried, -1 with errno.
+ */
+static int set_near_among_far(int fd, __u64 key, struct tw_op *ops)
+{
+	struct tw_batch b = { .ops = (__u64)(uintptr_t)ops, .count = FAR_COMPANIONS + 1 };
+	struct tw_query q;
+	int i, try, on_slot;
+
+	for (try = 0; try < 10; try++) {
+		for (i = 0; i < FAR_COMPANIONS; i++)
+			ops[i] = (struct tw_op){
+				.op = TW_OP_SET,
+				.a = FAR_NEAR_TICKS + (FAR_TURNS + i % 16) * 256,
+				.b = 100 + i,
+			};
+		ops[i] = key ? (struct tw_op){ .op = TW_OP_TIMEOUT, .a = 0xc0ffee, .b = key,
+					       .c = FAR_NEAR_TICKS }
+			     : (struct tw_op){ .op = TW_OP_SET, .a = FAR_NEAR_TICKS, .b = 1 };
+		if (ioctl(fd, TW_IOC_BATCH, &b))
+			return -1;
+		for (i = 0; i <= FAR_COMPANIONS; i++) {
+			if (ops[i].result) {
+				errno = -ops[i].result;
+				return -1;
+			}
+		}
+		q = (struct tw_query){ .handle = ops[FAR_COMPANIONS].handle };
+		if (ioctl(fd, TW_IOC_QUERY, &q))
+			return -1;
+		on_slot = 0;
+		for (i = 0; i < FAR_COMPANIONS; i++) {
+			struct tw_query c = { .handle = ops[i].handle };
+
+			if (ioctl(fd, TW_IOC_QUERY, &c))
+				return -1;
+			on_slot += c.pending && (c.deadline - q.deadline) % 256 == 0;
+		}
+		if (on_slot == FAR_COMPANIONS)
+			return 1;
+		/* The companions first: the near callout then leaves its slot empty. */
+		if (unset_ops(fd, ops, FAR_COMPANIONS + 1))
+			return -1;
+	}
+	return 0;
+}
+
+#define SET_NEAR_AMONG_FAR(key, ops)                                                           \
+	do {                                                                                   \
+		int set = set_near_among_far(self->fd, key, ops);                              \
+                                                                                               \
+		ASSERT_LE(0, set) TH_LOG("set: %s", strerror(errno));                          \
+		if (!set)                                                                      \
+			SKIP(return, "ticks of %d ms passed during each of ten batches of %d " \
+				     "sets", FAR_PERIOD_MS, FAR_COMPANIONS + 1);               \
+	} while (0)
+
+TEST_F_TIMEOUT(clock, cancelling_the_next_callout_among_far_ones_on_its_slot_costs_no_wakeup, 60)
+{
+	struct tw_untimeout ut = { .func = 0xc0ffee, .arg = 3 };
+	struct tw_op ops[FAR_COMPANIONS + 1];
+	struct tw_reset rs;
+	struct tw_stats st;
+	__u64 t0;
+
+	if (self->fd < 0)
+		return;
+	t0 = now_ns();
+	ASSERT_EQ(0, configure_real(self->fd, variant->scheme, variant->slots, FAR_PERIOD_MS * MS));
+
+	SET_NEAR_AMONG_FAR(0, ops);
+	if (unset_callout(self->fd, ops[FAR_COMPANIONS].handle))
+		SKIP(return, "the guest stalled %d ms between a set and its unset: it fired first",
+		     FAR_NEAR_TICKS * FAR_PERIOD_MS);
+	EXPECT_WAKEUPS(0, 1, "unset");
+	ASSERT_EQ(0, unset_ops(self->fd, ops, FAR_COMPANIONS)) TH_LOG("%s", strerror(errno));
+
+	SET_NEAR_AMONG_FAR(0, ops);
+	rs = (struct tw_reset){ .handle = ops[FAR_COMPANIONS].handle, .ticks = IDLE_TICKS + 5000 };
+	if (ioctl(self->fd, TW_IOC_RESET, &rs))
+		SKIP(return, "the guest stalled %d ms between a set and its reset: it fired first",
+		     FAR_NEAR_TICKS * FAR_PERIOD_MS);
+	EXPECT_WAKEUPS(0, 2, "reset to a later tick");
+	ASSERT_EQ(0, unset_ops(self->fd, ops, FAR_COMPANIONS)) TH_LOG("%s", strerror(errno));
+
+	SET_NEAR_AMONG_FAR(3, ops);
+	if (ioctl(self->fd, TW_IOC_UNTIMEOUT, &ut))
+		SKIP(return, "the guest stalled %d ms between a timeout and its untimeout: it "
+		     "fired first", FAR_NEAR_TICKS * FAR_PERIOD_MS);
+	EXPECT_WAKEUPS(0, 3, "untimeout");
+}
+
+/*
  * A thousand callouts, one a period from IDLE_TICKS periods ahead on, cost no wakeup in the
  * second after they are set (one of slack, as above): the next work of every scheme is the
  * first deadline, or a bound no sooner than a second away. Scheme 6's default 256 slots are
