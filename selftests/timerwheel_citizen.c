@@ -868,8 +868,8 @@ static int configure_manual(int fd, __u32 scheme, __u32 slots, __u32 capacity)
 }
 
 /* R readers of one file, records fired while they block: each record is read exactly once. */
-static void many_readers(struct __test_metadata *_metadata, int fd, const FIXTURE_VARIANT(readers) *v,
-			 int nreaders)
+static void many_readers(struct __test_metadata *_metadata, int fd,
+			 const FIXTURE_VARIANT(readers) *v, int nreaders)
 {
 	enum { N = 20000, SPAN = 1000 };
 	struct reader r[4];
@@ -2160,8 +2160,8 @@ TEST_F_TIMEOUT(file, a_signal_ends_a_bench_of_linux_timers_without_waiting_for_t
 }
 
 /*
- * Slow ticks: scheme 1, and scheme 6 with its fewest slots, filled with n callouts, and periodic (no
- * idle tick is skipped): every tick visits all n.
+ * Slow ticks: scheme 1, and scheme 6 with its fewest slots, filled with n callouts, and periodic
+ * (no idle tick is skipped): every tick visits all n.
  */
 FIXTURE(slow_tick)
 {
