@@ -727,8 +727,9 @@ static int set_near_among_far(int fd, __u64 key, struct tw_op *ops)
                                                                                                \
 		ASSERT_LE(0, set) TH_LOG("set: %s", strerror(errno));                          \
 		if (!set)                                                                      \
-			SKIP(return, "ticks of %d ms passed during each of ten batches of %d " \
-				     "sets", FAR_PERIOD_MS, FAR_COMPANIONS + 1);               \
+			SKIP(return, "the guest stalled: a tick of %d ms passed during each "  \
+				     "of ten batches of %d sets", FAR_PERIOD_MS,               \
+				     FAR_COMPANIONS + 1);                                      \
 	} while (0)
 
 TEST_F_TIMEOUT(clock, cancelling_the_next_callout_among_far_ones_on_its_slot_costs_no_wakeup, 60)
