@@ -35,6 +35,7 @@ use kernel::{
         SetOnce, //
     },
     time::{
+        delay::fsleep,
         hrtimer::{
             HrTimer,
             HrTimerCallback,
@@ -153,6 +154,13 @@ impl Teardowns {
 
 impl Drop for Teardowns {
     fn drop(&mut self) {
+        // The teardowns are waited for in short sleeps, not in the one uninterruptible wait of
+        // `destroy_workqueue`'s flush: one of 2^22 timers takes half a minute and more on the
+        // debug kernel under emulation, longer than the hung-task detector lets a task sleep
+        // uninterruptibly without being switched out, and each sleep here is a switch.
+        while *self.pending.count.lock() > 0 {
+            fsleep(Delta::from_millis(100));
+        }
         // SAFETY: made by `new`, destroyed once, once every teardown on it has run; nothing
         // queues on it any more: the module is going, and no file of the device is open while
         // it can be unloaded.
