@@ -508,6 +508,26 @@ TEST_F_TIMEOUT(clock, one_far_callout_costs_few_wakeups_and_fires_on_time, 120)
 #define SLOT_TURNS 40
 
 /*
+ * Runs the n operations of ops in one batch; 0 if all succeeded, else -1 with errno (the first
+ * failed operation's).
+ */
+static int run_batch(int fd, struct tw_op *ops, int n)
+{
+	struct tw_batch b = { .ops = (__u64)(uintptr_t)ops, .count = n };
+	int i;
+
+	if (ioctl(fd, TW_IOC_BATCH, &b))
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (ops[i].result) {
+			errno = -ops[i].result;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
  * Sets a near callout, NEAR_TICKS ahead, in one batch after its companion, SLOT_TURNS turns of
  * 256 slots later; 0, or -1 with errno.
  */
@@ -517,14 +537,9 @@ static int set_near(int fd, __u64 cookie, __u64 *handle)
 		{ .op = TW_OP_SET, .a = NEAR_TICKS + SLOT_TURNS * 256, .b = cookie + 100 },
 		{ .op = TW_OP_SET, .a = NEAR_TICKS, .b = cookie },
 	};
-	struct tw_batch b = { .ops = (__u64)(uintptr_t)ops, .count = 2 };
 
-	if (ioctl(fd, TW_IOC_BATCH, &b))
+	if (run_batch(fd, ops, 2))
 		return -1;
-	if (ops[0].result || ops[1].result) {
-		errno = -(ops[0].result ? ops[0].result : ops[1].result);
-		return -1;
-	}
 	*handle = ops[1].handle;
 	return 0;
 }
@@ -656,20 +671,11 @@ TEST_F_TIMEOUT(clock, a_callout_cancelled_behind_the_next_costs_no_wakeup, 60)
 /* Unsets the first n callouts whose handles ops holds, in one batch; 0, or -1 with errno. */
 static int unset_ops(int fd, struct tw_op *ops, int n)
 {
-	struct tw_batch b = { .ops = (__u64)(uintptr_t)ops, .count = n };
 	int i;
 
 	for (i = 0; i < n; i++)
 		ops[i] = (struct tw_op){ .op = TW_OP_UNSET, .handle = ops[i].handle };
-	if (ioctl(fd, TW_IOC_BATCH, &b))
-		return -1;
-	for (i = 0; i < n; i++) {
-		if (ops[i].result) {
-			errno = -ops[i].result;
-			return -1;
-		}
-	}
-	return 0;
+	return run_batch(fd, ops, n);
 }
 
 /*
@@ -679,7 +685,6 @@ static int unset_ops(int fd, struct tw_op *ops, int n)
  */
 static int set_near_among_far(int fd, __u64 key, struct tw_op *ops)
 {
-	struct tw_batch b = { .ops = (__u64)(uintptr_t)ops, .count = FAR_COMPANIONS + 1 };
 	struct tw_query q;
 	int i, try, on_slot;
 
@@ -693,14 +698,8 @@ static int set_near_among_far(int fd, __u64 key, struct tw_op *ops)
 		ops[i] = key ? (struct tw_op){ .op = TW_OP_TIMEOUT, .a = 0xc0ffee, .b = key,
 					       .c = FAR_NEAR_TICKS }
 			     : (struct tw_op){ .op = TW_OP_SET, .a = FAR_NEAR_TICKS, .b = 1 };
-		if (ioctl(fd, TW_IOC_BATCH, &b))
+		if (run_batch(fd, ops, FAR_COMPANIONS + 1))
 			return -1;
-		for (i = 0; i <= FAR_COMPANIONS; i++) {
-			if (ops[i].result) {
-				errno = -ops[i].result;
-				return -1;
-			}
-		}
 		q = (struct tw_query){ .handle = ops[FAR_COMPANIONS].handle };
 		if (ioctl(fd, TW_IOC_QUERY, &q))
 			return -1;
