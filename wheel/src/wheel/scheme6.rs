@@ -269,18 +269,21 @@ impl<S: Storage> HashedUnsorted<S> {
     /// it: the kept answer is dropped (the next search finds the next timer), and the group's
     /// bound is made exact again from its busy slots, if `work` has a unit left for each (else
     /// it stays, still a lower bound); an idle group's is left stale, for the next start onto
-    /// it to set. Not while a tick is half done: its walk keeps the bounds it needs.
+    /// it to set, whatever timer set it (a bound left low by a budget that ran out, under a
+    /// batch of cancels, goes with the group's last timer, rather than wait there for a timer
+    /// started onto the group later, and wake the clock for it early). Not while a tick is half
+    /// done: its walk keeps the bounds it needs.
     #[inline(always)]
     fn emptied(&mut self, slot: u32, deadline: u64, work: &mut Work) {
         let g = Self::group_of(slot);
         let hint = self.hint.get() == Some(deadline);
-        if hint || self.glow[g] == deadline {
+        if hint || self.glow[g] == deadline || self.slots.word(g) == 0 {
             self.raise(g, deadline, hint, work);
         }
     }
 
-    /// [`Self::emptied`] once a bound is known to be the timer's (and [`Scheme::tighten_within`]
-    /// once a slot's bound is raised past `deadline`).
+    /// [`Self::emptied`] once a bound is known to be the timer's or the group is idle (and
+    /// [`Scheme::tighten_within`] once a slot's bound is raised past `deadline`).
     #[inline(never)]
     fn raise(&mut self, g: usize, deadline: u64, hint: bool, work: &mut Work) {
         if self.arena.ticking() {
@@ -289,13 +292,12 @@ impl<S: Storage> HashedUnsorted<S> {
         if hint {
             self.hint.set(None);
         }
-        if self.glow[g] == deadline {
-            match self.slots.word(g) {
-                0 => self.glow[g] = self.arena.now(),
-                word => {
-                    self.exact_group(g, word, work);
-                }
+        match self.slots.word(g) {
+            0 => self.glow[g] = self.arena.now(),
+            word if self.glow[g] == deadline => {
+                self.exact_group(g, word, work);
             }
+            _ => {}
         }
     }
 
@@ -957,6 +959,32 @@ mod tests {
         check(&w);
         assert_eq!(wakeups_until_due(&mut w), 2);
         assert_eq!(w.pop_expired().map(|e| e.id), Some(0));
+    }
+
+    /// Every timer of a group of slots cancelled in the order they are due, within one budget
+    /// too small to make the group's bound exact after each (a batch of cancels under one hold
+    /// of a kernel's lock): the bound left low where the budget ran out goes stale as the group
+    /// empties, and a timer started onto the group later is not woken for early.
+    #[test]
+    fn a_group_emptied_by_cancels_past_the_budget_keeps_no_bound() {
+        let mut w = wheel(64, 256, 0);
+        let h: Vec<_> = (0..24).map(|i| w.start(158 + i, i).unwrap()).collect();
+        assert_eq!(w.next_work(), Some(158));
+        let mut work = Work::new(100);
+        for h in h {
+            w.stop_within(h, &mut work).unwrap();
+        }
+        // It ran out: the bound was made exact after the first few only.
+        assert!(work.left() < 20, "{} units left", work.left());
+        check(&w);
+        assert_eq!(
+            w.advance(131, Clock::Tickless, &mut Work::unlimited()),
+            Advanced::Reached
+        );
+        // Slot 147, in the same group.
+        w.start(10_000, 99).unwrap();
+        assert_eq!(w.next_work(), Some(10_131));
+        assert_eq!(wakeups_until_due(&mut w), 1);
     }
 
     #[test]
