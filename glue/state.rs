@@ -561,8 +561,9 @@ impl State {
     }
 
     /// Raises, within `work`, the bound behind the next tick with work where a cancel left it
-    /// low ([`Scheme::tighten_within`]: scheme 6's slot left busy): before the hrtimer is armed
-    /// again, and after a cancel or push-back of the callout it is armed for.
+    /// low ([`Scheme::tighten_within`]: scheme 6's slot or scheme 7's list left busy): before
+    /// the hrtimer is armed again, and after a cancel or push-back of the callout it is armed
+    /// for.
     pub(crate) fn tighten(&mut self, work: &mut Work) {
         if let Some(c) = &mut self.configured {
             if c.params.clock == TW_CLOCK_REAL {
@@ -605,8 +606,9 @@ impl State {
     /// then, so that cancelling any other callout costs no more. A scheme whose next work
     /// stays a lower bound after a cancel (scheme 1 with more than 64 callouts pending, scheme
     /// 6 when the callout's slot stays busy with more than [`wheel::TIGHTEN_LIMIT`] callouts,
-    /// scheme 7 when its list does with more than [`wheel::LIST_LOOK_LIMIT`], a walk or search
-    /// cut short by the hold's budget) still wakes once for it.
+    /// scheme 7 when its list does with more than that above level 0, or more than
+    /// [`wheel::LIST_LOOK_LIMIT`] on level 0, a walk or search cut short by the hold's budget)
+    /// still wakes once for it.
     pub(crate) fn armed_early(&mut self, freed: Option<u64>, work: &mut Work) -> bool {
         let Some(armed) = self.armed else {
             return false;

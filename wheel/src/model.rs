@@ -851,6 +851,9 @@ impl<'a, W: Scheme, C: Fn(&W)> Driver<'a, W, C> {
                 self.ok(r);
                 self.note_placing(raw);
                 self.stats.rescheduled += 1;
+                if self.rng.within(0, 4) == 0 {
+                    self.tighten();
+                }
             }
             Err(e) if errs.contains(&e) => self.stats.busy += u64::from(e == Error::Busy),
             _ => self.diverge(&format!("reschedule = {got:?}, model allows {errs:?}")),

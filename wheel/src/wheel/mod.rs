@@ -443,21 +443,22 @@ pub use arena::MAX_CAPACITY;
 pub const NEXT_WORK_SLOTS: usize = 128;
 
 /// The most entries a list may hold for scheme 7's [`Scheme::next_work_within`] to walk it for
-/// its earliest deadline when its bound was left low. A busier one keeps its bound, and costs
-/// a wakeup that comes shortly before work anyway (a list holds the deadlines of one stretch
-/// of time, and one that busy has timers all over it), rather than a walk on every search:
-/// the search runs whenever the clock is armed, and a list of timeouts pushed back (put off)
-/// has its first entry off its bound for good.
+/// its earliest deadline when its bound was left low, rather than a walk on every search: the
+/// search runs whenever the clock is armed, and a list of timeouts pushed back (put off) has
+/// its first entry off its bound for good. A busier list above level 0 has its bound made
+/// exact, once, by [`Scheme::tighten_within`] (up to [`TIGHTEN_LIMIT`] entries); a busier
+/// level-0 list, which keeps no bound of its own, costs a wakeup at its tick.
 pub const LIST_LOOK_LIMIT: usize = 8;
 
-/// The most entries a slot may hold for scheme 6's [`Scheme::tighten_within`] to walk it for
-/// its earliest deadline when a stop left its bound low. A hashed slot mixes timers of many
-/// turns: one near timer among far ones is the common case, and cancelling it (a timeout
-/// cancelled before it is due) would otherwise wake the clock for nothing, a turn or more
-/// before the next timer there. The walk runs only when the slot's bound is next work and a
-/// stop left it low, at most once per such stop, over at most this many entries, a quarter of
-/// a hold's default budget in the module (256), which leaves the search for next work room
-/// beside it: a busier slot keeps its bound, and costs one wakeup.
+/// The most entries a slot (scheme 6) or list (scheme 7) may hold for
+/// [`Scheme::tighten_within`] to walk it for its earliest deadline when a stop or move left its
+/// bound low. A hashed slot mixes timers of many turns, and a list above level 0 a stretch of
+/// them: one near timer among later ones is the common case, and cancelling it (a timeout
+/// cancelled before it is due) would otherwise wake the clock for nothing, up to a turn (a
+/// list's span) before the next timer there. The walk runs only when the bound is next work
+/// and a stop or move left it low, at most once per such stop, over at most this many
+/// entries, a quarter of a hold's default budget in the module (256), which leaves the search
+/// for next work room beside it: a busier slot or list keeps its bound, and costs one wakeup.
 pub const TIGHTEN_LIMIT: usize = 64;
 
 /// Intervals must be below this: deadlines are compared modulo 2^64, which is unambiguous only
@@ -841,9 +842,11 @@ pub trait Scheme {
     /// clock is armed for. Scheme 6, whose slot keeps its bound when a stop leaves it busy,
     /// walks the slot next work names (a unit an entry), if it is the slot a stop or move last
     /// left busy and holds at most [`TIGHTEN_LIMIT`] entries, and makes its bound exact should
-    /// nothing there be due on it. The other schemes do nothing and spend nothing: their stops
-    /// raise what they can themselves (schemes 1 and 5, and 6 when the slot empties), or their
-    /// next work within a budget looks past a bound left low (scheme 7), or it is exact anyway.
+    /// nothing there be due on it. Scheme 7 does the same for the list above level 0 that next
+    /// work names and a stop or move last left busy (a level-0 list keeps no bound: its next
+    /// work within a budget looks at what it holds instead). The other schemes do nothing and
+    /// spend nothing: their stops raise what they can themselves (schemes 1 and 5, and 6 when
+    /// the slot empties), or it is exact anyway.
     fn tighten_within(&mut self, _work: &mut Work) {}
 
     /// [`Scheme::start`] due on a tick of the scheme's choosing in `[now + earliest, now +

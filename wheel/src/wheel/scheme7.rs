@@ -85,10 +85,14 @@
 //! so [`Scheme::next_work`] is the bound of the first busy list (which, by the placement rule,
 //! holds the earliest timers, but for a level-0 slot in level 0's next turn, when the first
 //! busy list above level 0 is looked at too): a lone timer a week away is one wakeup, its
-//! migrations done by the advance that wakeup makes. A bound is only lowered, so it stays low
-//! when the earliest timer on its list goes, and a timer put off stays on a list whose bound
-//! is its old deadline: [`Scheme::next_work_within`] looks at what the lists hold, within its
-//! budget, so that a caller arming a clock for the answer does not wake for either.
+//! migrations done by the advance that wakeup makes. A stop or move keeps O(1) and leaves the
+//! bound alone, so it stays low when the earliest timer on its list goes, and a timer put off
+//! stays on a list whose bound is its old deadline: [`Scheme::next_work_within`] looks at what
+//! the lists hold, within its budget (a list of at most [`super::LIST_LOOK_LIMIT`]), and a
+//! caller about to arm a clock for the answer, or that has cancelled or pushed back the timer
+//! its clock is armed for, asks [`Scheme::tighten_within`] to walk the list next work names
+//! (one above level 0 of at most [`super::TIGHTEN_LIMIT`], the one a stop or move last left
+//! busy) and make its bound exact, so that it does not wake for either.
 //!
 //! The commonest such tick, with timers a few ticks apart, turns level 0 alone onto a busy
 //! slot whose entries are all due: [`Scheme::advance`] takes it whole, handing the slot to the
@@ -308,6 +312,9 @@ pub struct Hierarchical<S: Storage, const DEPTH: usize = LVL_DEPTH> {
     /// others), and the next entry it looks at, or [`NIL`].
     ov_walk: bool,
     ov_at: u32,
+    /// The list the last stop or move off a list, or new deadline on one, left busy, whose
+    /// bound may so be low: the one [`Scheme::tighten_within`] walks. [`NIL`] once walked.
+    loose: u32,
     /// The least deadline the overflow walk has left on the list.
     ov_min: u64,
     /// Entries put off by [`Self::retime`] and not filed again since (tagged [`PUT_OFF`]).
@@ -348,6 +355,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
             levels_left: 0,
             ov_walk: false,
             ov_at: NIL,
+            loose: NIL,
             ov_min: never,
             put_off: 0,
             level0: [Level0::default(); LVL_SIZE],
@@ -496,6 +504,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
             self.ov_at = self.arena.next(idx);
         }
         let (list, put_off) = self.list_of_entry(idx);
+        self.loose = list as u32;
         self.put_off -= usize::from(put_off);
         if DEPTH > 1 && list < LVL_SIZE {
             let counts = &mut self.level0[list];
@@ -542,6 +551,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
                 }
                 self.arena.entry_mut(idx).deadline = deadline;
                 self.lower(list, deadline);
+                self.loose = list as u32;
                 return true;
             }
         }
@@ -557,6 +567,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
                 }
                 self.arena.entry_mut(idx).deadline = deadline;
                 self.lower(list, deadline);
+                self.loose = list as u32;
             }
             Some(to) => {
                 self.unlink(idx, work);
@@ -958,6 +969,46 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
         }
     }
 
+    /// When next work is the bound of the list the last stop or move left busy (`loose`), and
+    /// the list keeps a bound of its own (one above level 0, or on a wheel of one level) that
+    /// its first entry is not on, the bound is made the list's earliest deadline: a walk of the
+    /// list, a unit an entry, if it holds at most [`super::TIGHTEN_LIMIT`] entries and `work`
+    /// has a unit for each (else nothing changes). Below the top, the bound stays before the
+    /// next list of its level, the first tick of which, less one, is the bound of a list whose
+    /// entries are all put off past it. A level-0 list below the top keeps no bound (its tick
+    /// is one): [`Scheme::next_work_within`] looks at what a short one holds instead. Not while
+    /// a tick is half done.
+    fn tighten_within(&mut self, work: &mut Work) {
+        if self.arena.ticking() || self.loose == NIL {
+            return;
+        }
+        let list = self.loose as usize;
+        let keeps_bound = DEPTH == 1 || list >= LVL_SIZE;
+        let l = *self.list(list);
+        if !keeps_bound || l.is_empty() || self.next_work() != Some(self.low[list]) {
+            return;
+        }
+        self.loose = NIL;
+        let bound = self.low[list];
+        if self.arena.entry(l.head).deadline == bound {
+            return;
+        }
+        let Some(earliest) = self.arena.earliest_of_few(&l, super::TIGHTEN_LIMIT, work) else {
+            return;
+        };
+        self.low[list] = match list < Self::TOP {
+            true => {
+                let span = Pow2::<DEPTH>.span(list / LVL_SIZE);
+                let last = self.reach(list).wrapping_add(span - 1);
+                match self.arena.remaining(earliest) > self.arena.remaining(last) {
+                    true => last,
+                    false => earliest,
+                }
+            }
+            false => earliest,
+        };
+    }
+
     fn next_expiry(&self) -> NextExpiry {
         // An entry put off may be due after timers on later lists: no cheap answer then.
         if self.put_off > 0 {
@@ -991,7 +1042,7 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
 mod tests {
     use super::super::MAX_INTERVAL;
     use super::*;
-    use crate::model::{check_against, Band, Foresight, Profile};
+    use crate::model::{self, check_against, Band, Foresight, Profile};
     use crate::wheel::rng::Rng;
     use crate::Handle;
     use crate::HostStorage;
@@ -1230,12 +1281,30 @@ mod tests {
                 let bit = w.occupied(list / LVL_SIZE) >> (list % LVL_SIZE) & 1;
                 assert_eq!(bit == 1, !l.is_empty(), "bitmap of list {list} at {now}");
             }
+            // A list that keeps a bound: at or before its deadlines, and below the top, before
+            // the next list of its level.
+            let bound = (!l.is_empty() && (D == 1 || list >= LVL_SIZE)).then(|| w.low[list]);
+            if let Some(bound) = bound.filter(|_| list < Wheel::<D>::TOP) {
+                let span = Pow2::<D>.span(list / LVL_SIZE);
+                let next = w.reach(list).wrapping_add(span);
+                assert!(
+                    w.arena.remaining(bound) < w.arena.remaining(next),
+                    "bound {bound} of list {list} not before {next} at {now}"
+                );
+            }
             let mut at = l.head;
             let mut counted = Level0::default();
             while at != NIL {
                 let e = w.arena.entry(at);
                 let (on, put_off) = w.list_of_entry(at);
                 assert_eq!(on, list);
+                if let Some(bound) = bound {
+                    assert!(
+                        w.arena.remaining(e.deadline) >= w.arena.remaining(bound),
+                        "entry {at} due {} before the bound {bound} of list {list} at {now}",
+                        e.deadline
+                    );
+                }
                 assert!(
                     !w.arena.is_queued(at),
                     "entry {at} on list {list} reads as queued"
@@ -1439,6 +1508,82 @@ mod tests {
                 put_off: 0
             }
         );
+    }
+
+    /// A near timer among later ones on its list above level 0, cancelled or pushed back before
+    /// it is due (a timeout, the commonest): the tightening its caller asks for walks the list,
+    /// up to [`crate::TIGHTEN_LIMIT`] entries, and next work moves on to the earliest left, so
+    /// that the clock wakes once, when it is due; a busier list keeps its bound, a lower bound
+    /// still, and costs one wakeup more.
+    #[test]
+    fn cancelling_a_near_timer_among_later_ones_on_its_list_moves_next_work_on() {
+        // Lists of levels 1, 2, 3 and 5 (the top), the overflow list, and a clock started near
+        // 2^64.
+        let cases = [
+            (0, 129, 20),
+            (0, 5000, 2000),
+            (0, 300_000, 100_000),
+            (0, 1 << 31, 1000),
+            (0, 1 << 37, 1000),
+            (u64::MAX - 9, 5000, 2000),
+        ];
+        for (start, near, gap) in cases {
+            for left in [1, 9, crate::TIGHTEN_LIMIT - 1, crate::TIGHTEN_LIMIT] {
+                // Stopped; pushed back past the others; pushed back past the list's span
+                // (put off there, below the top).
+                for how in 0..3 {
+                    let mut w = wheel::<LVL_DEPTH>(start);
+                    for k in 0..left as u64 {
+                        w.start(near + gap, k).unwrap();
+                    }
+                    let h = w.start(near, 1000).unwrap();
+                    let (level, slot) = whereabouts(&w, h);
+                    assert!(level > 0, "{near}: on level 0");
+                    assert_eq!(w.next_work(), Some(start.wrapping_add(near)));
+                    match how {
+                        0 => drop(w.stop(h).unwrap()),
+                        1 => w.reschedule(h, near + gap + 1, near + gap + 1).unwrap(),
+                        _ => w.reschedule(h, near << 2, near << 2).unwrap(),
+                    }
+                    let l = *w.list(level * LVL_SIZE + slot);
+                    let on_list = core::iter::successors(Some(l.head), |&at| {
+                        Some(w.arena.next(at)).filter(|&n| n != NIL)
+                    })
+                    .count();
+                    let wakeups = if on_list > crate::TIGHTEN_LIMIT { 2 } else { 1 };
+                    let mut work = Work::new(256);
+                    w.tighten_within(&mut work);
+                    // The search, and the walk of the list.
+                    assert!(
+                        work.done() <= 1 + on_list,
+                        "{} units for {on_list}",
+                        work.done()
+                    );
+                    assert_placed(&w);
+                    let (at, k) = (start.wrapping_add(near + gap), (near, left, how));
+                    if wakeups == 1 {
+                        assert_eq!(w.next_work(), Some(at), "{k:?}");
+                    }
+                    assert_eq!(model::wakeups_until_due(&mut w), wakeups, "{k:?}");
+                    assert_eq!(w.pop_expired().map(|e| e.deadline), Some(at), "{k:?}");
+                    assert_placed(&w);
+                }
+            }
+        }
+        // Below the top, a list whose entries are all put off past its span keeps a bound
+        // before the next list of its level: its last tick.
+        let mut w = wheel::<LVL_DEPTH>(0);
+        let later: Vec<_> = (0..20).map(|k| w.start(5000 + k, k).unwrap()).collect();
+        let near = w.start(4500, 1000).unwrap();
+        for h in later {
+            w.reschedule(h, 20_000, 20_000).unwrap();
+        }
+        w.stop(near).unwrap();
+        w.tighten_within(&mut Work::new(256));
+        assert_placed(&w);
+        assert_eq!(w.next_work(), Some(2 * 4096 - 1));
+        assert_eq!(model::wakeups_until_due(&mut w), 2);
+        assert_eq!(w.pop_expired().map(|e| e.deadline), Some(20_000));
     }
 
     #[test]
