@@ -767,6 +767,146 @@ TEST_F_TIMEOUT(clock, cancelling_the_next_callout_among_far_ones_on_its_slot_cos
 }
 
 /*
+ * As cancelling_the_next_callout_costs_no_wakeup, with the near callout above scheme 7's level 0
+ * and LIST_COMPANIONS companions after it on its list: the first block of LIST_BLOCK (64) ticks
+ * that starts at least LIST_BLOCK + 2 ticks ahead holds them all, the near callout at its start.
+ * A list above level 0 holds a stretch of time, and a near timeout among later ones is the common
+ * case there. Scheme 7 walks the list when the callout the hrtimer is armed for goes, if it holds
+ * at most wheel::TIGHTEN_LIMIT (64) callouts (more than it looks at when it searches for the next
+ * tick), and arms the timer for the companions, not for the bound the near one left; the other
+ * schemes keep the companions elsewhere, or their next work exact. Each step's companions are
+ * unset after it in one batch, in the order they are due, which in scheme 6 empties their group of
+ * 64 slots: its bound goes with them, however many of the cancels the hold's budget left it low
+ * for, and a callout set there later wakes nothing early. The clock's period is 10 ms:
+ * the near callout is 0.66 to 1.3 s ahead, its companions 30 to 53 ticks after it, which leaves a
+ * stalled guest 300 ms before they come due (else the step is skipped).
+ */
+#define LIST_COMPANIONS 24
+#define LIST_BLOCK 64
+#define LIST_GAP 30
+
+/*
+ * Sets the near callout, by handle, or by key (0xc0ffee, key) if key is not 0, and then its
+ * LIST_COMPANIONS companions, in one batch, their handles left in ops (the near callout's
+ * last); *near_ns is a time by which the near callout's tick has come, *due_ns one before which
+ * no companion's can. 1 once all are in one block of LIST_BLOCK ticks, 0 if ticks passed during
+ * each of the batches tried, -1 with errno.
+ */
+static int set_near_on_list(int fd, __u64 key, struct tw_op *ops, __u64 *near_ns, __u64 *due_ns)
+{
+	const __u64 probe = 1000, period = FAR_PERIOD_MS * MS;
+	struct tw_query q;
+	__u64 h, now, a, t0, t1;
+	int i, try, in_block;
+
+	for (try = 0; try < 10; try++) {
+		/* Where the clock stands: a probe's deadline, less its ticks. */
+		if (set_callout(fd, probe, 99, &h))
+			return -1;
+		q = (struct tw_query){ .handle = h };
+		if (ioctl(fd, TW_IOC_QUERY, &q) || unset_callout(fd, h))
+			return -1;
+		now = q.deadline - probe;
+		a = (now + 2 * LIST_BLOCK + 1) / LIST_BLOCK * LIST_BLOCK - now;
+		for (i = 0; i < LIST_COMPANIONS; i++)
+			ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = a + LIST_GAP + i, .b = 100 + i };
+		ops[i] = key ? (struct tw_op){ .op = TW_OP_TIMEOUT, .a = 0xc0ffee, .b = key, .c = a }
+			     : (struct tw_op){ .op = TW_OP_SET, .a = a, .b = 1 };
+		t0 = now_ns();
+		if (run_batch(fd, ops, LIST_COMPANIONS + 1))
+			return -1;
+		t1 = now_ns();
+		*near_ns = t1 + (a + 1) * period;
+		*due_ns = t0 + (a + LIST_GAP - 1) * period;
+		q = (struct tw_query){ .handle = ops[LIST_COMPANIONS].handle };
+		if (ioctl(fd, TW_IOC_QUERY, &q))
+			return -1;
+		in_block = 0;
+		for (i = 0; i < LIST_COMPANIONS; i++) {
+			struct tw_query c = { .handle = ops[i].handle };
+
+			if (ioctl(fd, TW_IOC_QUERY, &c))
+				return -1;
+			in_block += c.pending && c.deadline / LIST_BLOCK == q.deadline / LIST_BLOCK;
+		}
+		if (in_block == LIST_COMPANIONS)
+			return 1;
+		if (unset_ops(fd, ops, LIST_COMPANIONS + 1))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Sleeps past the near callout's tick, reads the statistics and unsets the companions: false if
+ * the guest stalled so long that a companion may have come due first.
+ */
+static bool before_the_companions(struct __test_metadata *_metadata, int fd, struct tw_op *ops,
+				  __u64 near_ns, __u64 due_ns, struct tw_stats *st)
+{
+	__u64 t = now_ns();
+
+	if (t < near_ns)
+		usleep((near_ns - t) / 1000 + 20 * 1000);
+	if (get_stats(fd, st)) {
+		TH_LOG("stats: %s", strerror(errno));
+		memset(st, 0xff, sizeof(*st));
+	}
+	return now_ns() < due_ns && !unset_ops(fd, ops, LIST_COMPANIONS);
+}
+
+#define SET_NEAR_ON_LIST(key, ops)                                                             \
+	do {                                                                                   \
+		int set = set_near_on_list(self->fd, key, ops, &near_ns, &due_ns);             \
+                                                                                               \
+		ASSERT_LE(0, set) TH_LOG("set: %s", strerror(errno));                          \
+		if (!set)                                                                      \
+			SKIP(return, "the guest stalled: a tick of %d ms passed during each "  \
+				     "of ten batches of %d sets", FAR_PERIOD_MS,               \
+				     LIST_COMPANIONS + 1);                                     \
+	} while (0)
+
+#define EXPECT_NO_WAKEUP_ON_LIST(steps, what)                                                  \
+	do {                                                                                   \
+		if (!before_the_companions(_metadata, self->fd, ops, near_ns, due_ns, &st))    \
+			SKIP(return, "the guest stalled: the companions may have come due");   \
+		EXPECT_EQ(0, st.fired) TH_LOG("%s: %llu fired", what, st.fired);               \
+		EXPECT_EQ(0, st.wakeups)                                                       \
+			TH_LOG("%s: woke %llu times for nothing in %d steps", what,            \
+			       st.wakeups, steps);                                             \
+	} while (0)
+
+TEST_F_TIMEOUT(clock, cancelling_the_next_callout_among_later_ones_on_its_list_costs_no_wakeup, 60)
+{
+	struct tw_untimeout ut = { .func = 0xc0ffee, .arg = 3 };
+	struct tw_op ops[LIST_COMPANIONS + 1];
+	__u64 near_ns, due_ns;
+	struct tw_reset rs;
+	struct tw_stats st;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, configure_real(self->fd, variant->scheme, variant->slots, FAR_PERIOD_MS * MS));
+
+	SET_NEAR_ON_LIST(0, ops);
+	if (unset_callout(self->fd, ops[LIST_COMPANIONS].handle))
+		SKIP(return, "the guest stalled past the near callout's tick before its unset");
+	EXPECT_NO_WAKEUP_ON_LIST(1, "unset");
+
+	SET_NEAR_ON_LIST(0, ops);
+	rs = (struct tw_reset){ .handle = ops[LIST_COMPANIONS].handle, .ticks = IDLE_TICKS };
+	if (ioctl(self->fd, TW_IOC_RESET, &rs))
+		SKIP(return, "the guest stalled past the near callout's tick before its reset");
+	EXPECT_NO_WAKEUP_ON_LIST(2, "reset to a later tick");
+	ASSERT_EQ(0, unset_callout(self->fd, ops[LIST_COMPANIONS].handle));
+
+	SET_NEAR_ON_LIST(3, ops);
+	if (ioctl(self->fd, TW_IOC_UNTIMEOUT, &ut))
+		SKIP(return, "the guest stalled past the near callout's tick before its untimeout");
+	EXPECT_NO_WAKEUP_ON_LIST(3, "untimeout");
+}
+
+/*
  * A thousand callouts, one a period from IDLE_TICKS periods ahead on, cost no wakeup in the
  * second after they are set (one of slack, as above): the next work of every scheme is the
  * first deadline, or a bound no sooner than a second away. Scheme 6's default 256 slots are
