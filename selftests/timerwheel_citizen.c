@@ -679,13 +679,39 @@ static int unset_ops(int fd, struct tw_op *ops, int n)
 }
 
 /*
+ * How many of the n callouts whose handles ops holds are pending and, by same(near, deadline),
+ * placed with the callout whose handle ops[n] holds, due on near; or -1 with errno.
+ */
+static int placed_with_near(int fd, const struct tw_op *ops, int n, bool (*same)(__u64, __u64))
+{
+	struct tw_query q = { .handle = ops[n].handle };
+	int i, placed = 0;
+
+	if (ioctl(fd, TW_IOC_QUERY, &q))
+		return -1;
+	for (i = 0; i < n; i++) {
+		struct tw_query c = { .handle = ops[i].handle };
+
+		if (ioctl(fd, TW_IOC_QUERY, &c))
+			return -1;
+		placed += c.pending && same(q.deadline, c.deadline);
+	}
+	return placed;
+}
+
+/* Whether a callout due on tick d is on the slot of one due on near, of a 256-slot wheel. */
+static bool on_its_slot(__u64 near, __u64 d)
+{
+	return (d - near) % 256 == 0;
+}
+
+/*
  * Sets FAR_COMPANIONS companions and then the near callout, by handle, or by key (0xc0ffee, key)
  * if key is not 0, in one batch, their handles left in ops: 1 once every companion is on the
  * near callout's slot, 0 if ticks passed during each of the batches tried, -1 with errno.
  */
 static int set_near_among_far(int fd, __u64 key, struct tw_op *ops)
 {
-	struct tw_query q;
 	int i, try, on_slot;
 
 	for (try = 0; try < 10; try++) {
@@ -700,17 +726,9 @@ static int set_near_among_far(int fd, __u64 key, struct tw_op *ops)
 			     : (struct tw_op){ .op = TW_OP_SET, .a = FAR_NEAR_TICKS, .b = 1 };
 		if (run_batch(fd, ops, FAR_COMPANIONS + 1))
 			return -1;
-		q = (struct tw_query){ .handle = ops[FAR_COMPANIONS].handle };
-		if (ioctl(fd, TW_IOC_QUERY, &q))
+		on_slot = placed_with_near(fd, ops, FAR_COMPANIONS, on_its_slot);
+		if (on_slot < 0)
 			return -1;
-		on_slot = 0;
-		for (i = 0; i < FAR_COMPANIONS; i++) {
-			struct tw_query c = { .handle = ops[i].handle };
-
-			if (ioctl(fd, TW_IOC_QUERY, &c))
-				return -1;
-			on_slot += c.pending && (c.deadline - q.deadline) % 256 == 0;
-		}
 		if (on_slot == FAR_COMPANIONS)
 			return 1;
 		/* The companions first: the near callout then leaves its slot empty. */
@@ -777,13 +795,19 @@ TEST_F_TIMEOUT(clock, cancelling_the_next_callout_among_far_ones_on_its_slot_cos
  * schemes keep the companions elsewhere, or their next work exact. Each step's companions are
  * unset after it in one batch, in the order they are due, which in scheme 6 empties their group of
  * 64 slots: its bound goes with them, however many of the cancels the hold's budget left it low
- * for, and a callout set there later wakes nothing early. The clock's period is 10 ms:
- * the near callout is 0.66 to 1.3 s ahead, its companions 30 to 53 ticks after it, which leaves a
- * stalled guest 300 ms before they come due (else the step is skipped).
+ * for, and a callout set there later wakes nothing early. The clock's period is 10 ms: the near
+ * callout is 0.66 to 1.3 s ahead, its companions 30 to 53 ticks after it, which leaves a stalled
+ * guest 300 ms before they come due (else the step is skipped).
  */
 #define LIST_COMPANIONS 24
 #define LIST_BLOCK 64
 #define LIST_GAP 30
+
+/* Whether a callout due on tick d is in the block of LIST_BLOCK ticks of one due on near. */
+static bool in_its_block(__u64 near, __u64 d)
+{
+	return d / LIST_BLOCK == near / LIST_BLOCK;
+}
 
 /*
  * Sets the near callout, by handle, or by key (0xc0ffee, key) if key is not 0, and then its
@@ -818,17 +842,9 @@ static int set_near_on_list(int fd, __u64 key, struct tw_op *ops, __u64 *near_ns
 		t1 = now_ns();
 		*near_ns = t1 + (a + 1) * period;
 		*due_ns = t0 + (a + LIST_GAP - 1) * period;
-		q = (struct tw_query){ .handle = ops[LIST_COMPANIONS].handle };
-		if (ioctl(fd, TW_IOC_QUERY, &q))
+		in_block = placed_with_near(fd, ops, LIST_COMPANIONS, in_its_block);
+		if (in_block < 0)
 			return -1;
-		in_block = 0;
-		for (i = 0; i < LIST_COMPANIONS; i++) {
-			struct tw_query c = { .handle = ops[i].handle };
-
-			if (ioctl(fd, TW_IOC_QUERY, &c))
-				return -1;
-			in_block += c.pending && c.deadline / LIST_BLOCK == q.deadline / LIST_BLOCK;
-		}
 		if (in_block == LIST_COMPANIONS)
 			return 1;
 		if (unset_ops(fd, ops, LIST_COMPANIONS + 1))
