@@ -134,7 +134,10 @@ impl Slot {
 
 /// Mixes `(func, arg)` into a hash. Both are usually kernel pointers — low bits zero, high bits
 /// all alike — so every input bit has to reach the low bits the bucket mask keeps: two rounds
-/// of multiply and fold (the multipliers are splitmix64's).
+/// of multiply and fold (the multipliers are splitmix64's). Always inlined, as
+/// [`distance`] is: the kernel's build may otherwise leave either out of line, a call and a
+/// return on every `timeout` and `untimeout`.
+#[inline(always)]
 fn hash(func: u64, arg: u64) -> u64 {
     let mut h = func.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ arg;
     h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -144,6 +147,7 @@ fn hash(func: u64, arg: u64) -> u64 {
 
 /// Deadlines as signed distances from `now`: a due callout is at or below zero, a pending one
 /// above. Exact, since every distance is below [`super::MAX_INTERVAL`].
+#[inline(always)]
 fn distance(deadline: u64, now: u64) -> i64 {
     deadline.wrapping_sub(now) as i64
 }
@@ -592,8 +596,10 @@ impl<S: Storage, T: Scheme> Callouts<S, T> {
     }
 
     /// Says what the callout at `idx`, of request id `id`, just stopped or popped, was, and
-    /// takes a legacy one off its chain.
-    #[inline]
+    /// takes a legacy one off its chain. Always inlined, the legacy case never: the kernel's
+    /// build otherwise made the whole of it a call on every `unsetcallout`, as the code around
+    /// it changed.
+    #[inline(always)]
     fn forget(&mut self, idx: u32, id: u64) -> Origin {
         match self.is_legacy(idx) {
             // The common case, inlined into `unsetcallout` and the pop: one bit read.
@@ -603,6 +609,7 @@ impl<S: Storage, T: Scheme> Callouts<S, T> {
     }
 
     /// [`Callouts::forget`] of a legacy callout.
+    #[inline(never)]
     fn forget_legacy(&mut self, idx: u32) -> Origin {
         let origin = self.legacy_origin(idx);
         self.unlink(idx);

@@ -468,6 +468,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     }
 
     /// Lowers the bound of list `list` to `deadline`, and the overflow walk's for that list.
+    #[inline(always)]
     fn lower(&mut self, list: usize, deadline: u64) {
         self.lower_from(list, deadline, false);
     }
