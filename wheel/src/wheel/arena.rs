@@ -377,7 +377,7 @@ impl<S: Storage> Arena<S> {
     ///
     /// Always inlined: a few loads and stores on every start, which the kernel's build of
     /// `AnyScheme::start_range` otherwise left out of line as the code around it changed, a
-    /// call and a return on every start (Figure 9's cancel + start 1.4× dearer under TCG).
+    /// call and a return on every start (Figure 9's cancel + start 1.33× dearer under TCG).
     #[inline(always)]
     pub fn alloc(&mut self, id: u64, deadline: u64) -> Result<u32, Error> {
         let idx = self.free;
