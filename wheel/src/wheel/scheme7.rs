@@ -461,10 +461,24 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         let empty = self
             .slots
             .push_back(&mut self.arena, list as u32, list as u32, idx);
-        if DEPTH > 1 && list < LVL_SIZE {
+        if Self::level0_below_top(list) {
             self.level0[list].entries += 1;
         }
         self.lower_from(list, deadline, empty);
+    }
+
+    /// Whether list `list` is a level-0 slot below the top: one that keeps no bound of its own
+    /// (its tick is one, see [`Self::bound`]) and whose entries are counted in `level0`.
+    #[inline(always)]
+    fn level0_below_top(list: usize) -> bool {
+        DEPTH > 1 && list < LVL_SIZE
+    }
+
+    /// The first tick of the list after list `list` on its level, below the top: the end of
+    /// `list`'s span, which its bound comes before.
+    fn next_reach(&self, list: usize) -> u64 {
+        self.reach(list)
+            .wrapping_add(Pow2::<DEPTH>.span(list / LVL_SIZE))
     }
 
     /// Lowers the bound of list `list` to `deadline`, and the overflow walk's for that list.
@@ -477,7 +491,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     /// keeps none: its own tick is its bound (see [`Self::bound`]).
     #[inline(always)]
     fn lower_from(&mut self, list: usize, deadline: u64, empty: bool) {
-        if DEPTH > 1 && list < LVL_SIZE {
+        if Self::level0_below_top(list) {
             return;
         }
         let now = self.arena.now();
@@ -498,21 +512,29 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
         ((tag & !PUT_OFF) as usize, tag & PUT_OFF != 0)
     }
 
-    /// Unlinks pending entry `idx` from its list, clearing the slot's bit if it empties.
+    /// Unlinks pending entry `idx` from its list, for a stop or a move: the list, if left busy,
+    /// may so have its bound low, and is the one [`Scheme::tighten_within`] looks at.
     #[inline(always)]
     fn unlink(&mut self, idx: u32, _work: &mut Work) {
+        self.loose = self.take_off(idx) as u32;
+    }
+
+    /// Takes pending entry `idx` off its list, clearing the slot's bit if it empties; the list.
+    /// A tick's migrations call it, which leave the list they empty without a bound to raise.
+    #[inline(always)]
+    fn take_off(&mut self, idx: u32) -> usize {
         if self.ov_at == idx {
             self.ov_at = self.arena.next(idx);
         }
         let (list, put_off) = self.list_of_entry(idx);
-        self.loose = list as u32;
         self.put_off -= usize::from(put_off);
-        if DEPTH > 1 && list < LVL_SIZE {
+        if Self::level0_below_top(list) {
             let counts = &mut self.level0[list];
             counts.entries -= 1;
             counts.put_off -= u32::from(put_off);
         }
         self.slots.unlink(&mut self.arena, list as u32, idx);
+        list
     }
 
     /// Counts an entry on list `list` put off there (`true`), or no longer put off (`false`).
@@ -522,7 +544,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
             true => self.put_off += 1,
             false => self.put_off -= 1,
         }
-        if DEPTH > 1 && list < LVL_SIZE {
+        if Self::level0_below_top(list) {
             match on {
                 true => self.level0[list].put_off += 1,
                 false => self.level0[list].put_off -= 1,
@@ -753,7 +775,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
             }
             *first = false;
             work.spend(1);
-            self.unlink(head, work);
+            self.take_off(head);
             match to {
                 None => self.arena.queue(head),
                 Some(to) => self.link(to, head),
@@ -778,7 +800,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
                     self.ov_min = self.arena.sooner(self.ov_min, deadline);
                 }
                 to => {
-                    self.unlink(at, work);
+                    self.take_off(at);
                     match to {
                         None => self.arena.queue(at),
                         Some(to) => self.link(to, at),
@@ -861,7 +883,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     /// (or later, put off there): that tick is the bound, so none is kept. Every other list
     /// keeps its bound in `low`.
     fn bound(&self, list: usize) -> u64 {
-        match DEPTH > 1 && list < LVL_SIZE {
+        match Self::level0_below_top(list) {
             true => self.reach(list),
             false => self.low[list],
         }
@@ -984,13 +1006,11 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
             return;
         }
         let list = self.loose as usize;
-        let keeps_bound = DEPTH == 1 || list >= LVL_SIZE;
-        let l = *self.list(list);
-        if !keeps_bound || l.is_empty() || self.next_work() != Some(self.low[list]) {
+        let (l, bound) = (*self.list(list), self.low[list]);
+        if Self::level0_below_top(list) || l.is_empty() || self.next_work() != Some(bound) {
             return;
         }
         self.loose = NIL;
-        let bound = self.low[list];
         if self.arena.entry(l.head).deadline == bound {
             return;
         }
@@ -999,8 +1019,7 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
         };
         self.low[list] = match list < Self::TOP {
             true => {
-                let span = Pow2::<DEPTH>.span(list / LVL_SIZE);
-                let last = self.reach(list).wrapping_add(span - 1);
+                let last = self.next_reach(list).wrapping_sub(1);
                 match self.arena.remaining(earliest) > self.arena.remaining(last) {
                     true => last,
                     false => earliest,
@@ -1284,10 +1303,10 @@ mod tests {
             }
             // A list that keeps a bound: at or before its deadlines, and below the top, before
             // the next list of its level.
-            let bound = (!l.is_empty() && (D == 1 || list >= LVL_SIZE)).then(|| w.low[list]);
+            let keeps_bound = !l.is_empty() && !Wheel::<D>::level0_below_top(list);
+            let bound = keeps_bound.then(|| w.low[list]);
             if let Some(bound) = bound.filter(|_| list < Wheel::<D>::TOP) {
-                let span = Pow2::<D>.span(list / LVL_SIZE);
-                let next = w.reach(list).wrapping_add(span);
+                let next = w.next_reach(list);
                 assert!(
                     w.arena.remaining(bound) < w.arena.remaining(next),
                     "bound {bound} of list {list} not before {next} at {now}"
