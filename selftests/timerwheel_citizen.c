@@ -679,14 +679,23 @@ static int unset_ops(int fd, struct tw_op *ops, int n)
 }
 
 /*
- * How many of the n callouts whose handles ops holds are pending and, by same(near, deadline),
- * placed with the callout whose handle ops[n] holds, due on near; or -1 with errno.
+ * Sets the n companions in ops and then the near callout, due in ticks, by handle, or by key
+ * (0xc0ffee, key) if key is not 0, in one batch, their handles left in ops (the near callout's
+ * last): 1 once every companion is pending and, by same(near, d), placed with the near callout,
+ * due on near; else 0, all of them unset again (the companions first: the near callout then
+ * leaves its slot empty); -1 with errno.
  */
-static int placed_with_near(int fd, const struct tw_op *ops, int n, bool (*same)(__u64, __u64))
+static int set_placed(int fd, __u64 key, __u64 ticks, struct tw_op *ops, int n,
+		      bool (*same)(__u64, __u64))
 {
-	struct tw_query q = { .handle = ops[n].handle };
+	struct tw_query q;
 	int i, placed = 0;
 
+	ops[n] = key ? (struct tw_op){ .op = TW_OP_TIMEOUT, .a = 0xc0ffee, .b = key, .c = ticks }
+		     : (struct tw_op){ .op = TW_OP_SET, .a = ticks, .b = 1 };
+	if (run_batch(fd, ops, n + 1))
+		return -1;
+	q = (struct tw_query){ .handle = ops[n].handle };
 	if (ioctl(fd, TW_IOC_QUERY, &q))
 		return -1;
 	for (i = 0; i < n; i++) {
@@ -696,7 +705,9 @@ static int placed_with_near(int fd, const struct tw_op *ops, int n, bool (*same)
 			return -1;
 		placed += c.pending && same(q.deadline, c.deadline);
 	}
-	return placed;
+	if (placed == n)
+		return 1;
+	return unset_ops(fd, ops, n + 1) ? -1 : 0;
 }
 
 /* Whether a callout due on tick d is on the slot of one due on near, of a 256-slot wheel. */
@@ -712,7 +723,7 @@ static bool on_its_slot(__u64 near, __u64 d)
  */
 static int set_near_among_far(int fd, __u64 key, struct tw_op *ops)
 {
-	int i, try, on_slot;
+	int i, try, set;
 
 	for (try = 0; try < 10; try++) {
 		for (i = 0; i < FAR_COMPANIONS; i++)
@@ -721,32 +732,26 @@ static int set_near_among_far(int fd, __u64 key, struct tw_op *ops)
 				.a = FAR_NEAR_TICKS + (FAR_TURNS + i % 16) * 256,
 				.b = 100 + i,
 			};
-		ops[i] = key ? (struct tw_op){ .op = TW_OP_TIMEOUT, .a = 0xc0ffee, .b = key,
-					       .c = FAR_NEAR_TICKS }
-			     : (struct tw_op){ .op = TW_OP_SET, .a = FAR_NEAR_TICKS, .b = 1 };
-		if (run_batch(fd, ops, FAR_COMPANIONS + 1))
-			return -1;
-		on_slot = placed_with_near(fd, ops, FAR_COMPANIONS, on_its_slot);
-		if (on_slot < 0)
-			return -1;
-		if (on_slot == FAR_COMPANIONS)
-			return 1;
-		/* The companions first: the near callout then leaves its slot empty. */
-		if (unset_ops(fd, ops, FAR_COMPANIONS + 1))
-			return -1;
+		set = set_placed(fd, key, FAR_NEAR_TICKS, ops, FAR_COMPANIONS, on_its_slot);
+		if (set)
+			return set;
 	}
 	return 0;
 }
 
-#define SET_NEAR_AMONG_FAR(key, ops)                                                           \
+/*
+ * Runs set, a call of set_near_among_far or set_near_on_list with its companions: fails the test
+ * on an error, and skips it as stalled when ticks passed during each of its batches.
+ */
+#define SET_NEAR(set, companions)                                                              \
 	do {                                                                                   \
-		int set = set_near_among_far(self->fd, key, ops);                              \
+		int placed = (set);                                                            \
                                                                                                \
-		ASSERT_LE(0, set) TH_LOG("set: %s", strerror(errno));                          \
-		if (!set)                                                                      \
+		ASSERT_LE(0, placed) TH_LOG("set: %s", strerror(errno));                       \
+		if (!placed)                                                                   \
 			SKIP(return, "the guest stalled: a tick of %d ms passed during each "  \
 				     "of ten batches of %d sets", FAR_PERIOD_MS,               \
-				     FAR_COMPANIONS + 1);                                      \
+				     (companions) + 1);                                        \
 	} while (0)
 
 TEST_F_TIMEOUT(clock, cancelling_the_next_callout_among_far_ones_on_its_slot_costs_no_wakeup, 60)
@@ -762,14 +767,14 @@ TEST_F_TIMEOUT(clock, cancelling_the_next_callout_among_far_ones_on_its_slot_cos
 	t0 = now_ns();
 	ASSERT_EQ(0, configure_real(self->fd, variant->scheme, variant->slots, FAR_PERIOD_MS * MS));
 
-	SET_NEAR_AMONG_FAR(0, ops);
+	SET_NEAR(set_near_among_far(self->fd, 0, ops), FAR_COMPANIONS);
 	if (unset_callout(self->fd, ops[FAR_COMPANIONS].handle))
 		SKIP(return, "the guest stalled %d ms between a set and its unset: it fired first",
 		     FAR_NEAR_TICKS * FAR_PERIOD_MS);
 	EXPECT_WAKEUPS(0, 1, "unset");
 	ASSERT_EQ(0, unset_ops(self->fd, ops, FAR_COMPANIONS)) TH_LOG("%s", strerror(errno));
 
-	SET_NEAR_AMONG_FAR(0, ops);
+	SET_NEAR(set_near_among_far(self->fd, 0, ops), FAR_COMPANIONS);
 	rs = (struct tw_reset){ .handle = ops[FAR_COMPANIONS].handle, .ticks = IDLE_TICKS + 5000 };
 	if (ioctl(self->fd, TW_IOC_RESET, &rs))
 		SKIP(return, "the guest stalled %d ms between a set and its reset: it fired first",
@@ -777,7 +782,7 @@ TEST_F_TIMEOUT(clock, cancelling_the_next_callout_among_far_ones_on_its_slot_cos
 	EXPECT_WAKEUPS(0, 2, "reset to a later tick");
 	ASSERT_EQ(0, unset_ops(self->fd, ops, FAR_COMPANIONS)) TH_LOG("%s", strerror(errno));
 
-	SET_NEAR_AMONG_FAR(3, ops);
+	SET_NEAR(set_near_among_far(self->fd, 3, ops), FAR_COMPANIONS);
 	if (ioctl(self->fd, TW_IOC_UNTIMEOUT, &ut))
 		SKIP(return, "the guest stalled %d ms between a timeout and its untimeout: it "
 		     "fired first", FAR_NEAR_TICKS * FAR_PERIOD_MS);
@@ -810,45 +815,33 @@ static bool in_its_block(__u64 near, __u64 d)
 }
 
 /*
- * Sets the near callout, by handle, or by key (0xc0ffee, key) if key is not 0, and then its
- * LIST_COMPANIONS companions, in one batch, their handles left in ops (the near callout's
- * last); *near_ns is a time by which the near callout's tick has come, *due_ns one before which
- * no companion's can. 1 once all are in one block of LIST_BLOCK ticks, 0 if ticks passed during
+ * Sets LIST_COMPANIONS companions and then the near callout, by handle, or by key (0xc0ffee,
+ * key) if key is not 0, in one batch, their handles left in ops (the near callout's last);
+ * *near_ns is a time by which the near callout's tick has come, *due_ns one before which no
+ * companion's can. 1 once all are in one block of LIST_BLOCK ticks, 0 if ticks passed during
  * each of the batches tried, -1 with errno.
  */
 static int set_near_on_list(int fd, __u64 key, struct tw_op *ops, __u64 *near_ns, __u64 *due_ns)
 {
-	const __u64 probe = 1000, period = FAR_PERIOD_MS * MS;
+	const __u64 period = FAR_PERIOD_MS * MS;
 	struct tw_query q;
-	__u64 h, now, a, t0, t1;
-	int i, try, in_block;
+	__u64 a, t0;
+	int i, try, set;
 
 	for (try = 0; try < 10; try++) {
-		/* Where the clock stands: a probe's deadline, less its ticks. */
-		if (set_callout(fd, probe, 99, &h))
+		/* The real clock's tick, whatever the handle names. */
+		q = (struct tw_query){ 0 };
+		if (ioctl(fd, TW_IOC_QUERY, &q))
 			return -1;
-		q = (struct tw_query){ .handle = h };
-		if (ioctl(fd, TW_IOC_QUERY, &q) || unset_callout(fd, h))
-			return -1;
-		now = q.deadline - probe;
-		a = (now + 2 * LIST_BLOCK + 1) / LIST_BLOCK * LIST_BLOCK - now;
+		a = (q.now + 2 * LIST_BLOCK + 1) / LIST_BLOCK * LIST_BLOCK - q.now;
 		for (i = 0; i < LIST_COMPANIONS; i++)
 			ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = a + LIST_GAP + i, .b = 100 + i };
-		ops[i] = key ? (struct tw_op){ .op = TW_OP_TIMEOUT, .a = 0xc0ffee, .b = key, .c = a }
-			     : (struct tw_op){ .op = TW_OP_SET, .a = a, .b = 1 };
 		t0 = now_ns();
-		if (run_batch(fd, ops, LIST_COMPANIONS + 1))
-			return -1;
-		t1 = now_ns();
-		*near_ns = t1 + (a + 1) * period;
+		set = set_placed(fd, key, a, ops, LIST_COMPANIONS, in_its_block);
+		*near_ns = now_ns() + (a + 1) * period;
 		*due_ns = t0 + (a + LIST_GAP - 1) * period;
-		in_block = placed_with_near(fd, ops, LIST_COMPANIONS, in_its_block);
-		if (in_block < 0)
-			return -1;
-		if (in_block == LIST_COMPANIONS)
-			return 1;
-		if (unset_ops(fd, ops, LIST_COMPANIONS + 1))
-			return -1;
+		if (set)
+			return set;
 	}
 	return 0;
 }
@@ -870,17 +863,6 @@ static bool before_the_companions(struct __test_metadata *_metadata, int fd, str
 	}
 	return now_ns() < due_ns && !unset_ops(fd, ops, LIST_COMPANIONS);
 }
-
-#define SET_NEAR_ON_LIST(key, ops)                                                             \
-	do {                                                                                   \
-		int set = set_near_on_list(self->fd, key, ops, &near_ns, &due_ns);             \
-                                                                                               \
-		ASSERT_LE(0, set) TH_LOG("set: %s", strerror(errno));                          \
-		if (!set)                                                                      \
-			SKIP(return, "the guest stalled: a tick of %d ms passed during each "  \
-				     "of ten batches of %d sets", FAR_PERIOD_MS,               \
-				     LIST_COMPANIONS + 1);                                     \
-	} while (0)
 
 #define EXPECT_NO_WAKEUP_ON_LIST(steps, what)                                                  \
 	do {                                                                                   \
@@ -904,19 +886,19 @@ TEST_F_TIMEOUT(clock, cancelling_the_next_callout_among_later_ones_on_its_list_c
 		return;
 	ASSERT_EQ(0, configure_real(self->fd, variant->scheme, variant->slots, FAR_PERIOD_MS * MS));
 
-	SET_NEAR_ON_LIST(0, ops);
+	SET_NEAR(set_near_on_list(self->fd, 0, ops, &near_ns, &due_ns), LIST_COMPANIONS);
 	if (unset_callout(self->fd, ops[LIST_COMPANIONS].handle))
 		SKIP(return, "the guest stalled past the near callout's tick before its unset");
 	EXPECT_NO_WAKEUP_ON_LIST(1, "unset");
 
-	SET_NEAR_ON_LIST(0, ops);
+	SET_NEAR(set_near_on_list(self->fd, 0, ops, &near_ns, &due_ns), LIST_COMPANIONS);
 	rs = (struct tw_reset){ .handle = ops[LIST_COMPANIONS].handle, .ticks = IDLE_TICKS };
 	if (ioctl(self->fd, TW_IOC_RESET, &rs))
 		SKIP(return, "the guest stalled past the near callout's tick before its reset");
 	EXPECT_NO_WAKEUP_ON_LIST(2, "reset to a later tick");
 	ASSERT_EQ(0, unset_callout(self->fd, ops[LIST_COMPANIONS].handle));
 
-	SET_NEAR_ON_LIST(3, ops);
+	SET_NEAR(set_near_on_list(self->fd, 3, ops, &near_ns, &due_ns), LIST_COMPANIONS);
 	if (ioctl(self->fd, TW_IOC_UNTIMEOUT, &ut))
 		SKIP(return, "the guest stalled past the near callout's tick before its untimeout");
 	EXPECT_NO_WAKEUP_ON_LIST(3, "untimeout");
