@@ -12,7 +12,8 @@
 #             logs: each checker's report (KASAN, lockdep, WARNING, BUG, Oops, soft and hard
 #             lockup, hung task, RCU stall, kmemleak, failed KUnit) must fail it, a clean log
 #             must pass
-#   wheel     cargo fmt --check, clippy and `cargo test` of the kernel-free algorithms
+#   wheel     cargo fmt --check, clippy, `cargo test` (doc tests included) and `cargo doc`
+#             (warnings denied) of the kernel-free algorithms
 #   fig9-tool cargo fmt --check, clippy and `cargo test` of the Figure 9 tool (scripts/fig9),
 #             and its uapi-check-test.sh (the build must fail when header and Rust twin differ)
 #   kernel    scripts/build-kernel.sh debug and perf (cached; 10-16 min each from scratch)
@@ -181,7 +182,8 @@ wheel_tests() {
 	(cd "$TW_TOP/wheel" &&
 		cargo fmt --check &&
 		cargo clippy --quiet --all-targets -- -D warnings &&
-		cargo test --quiet)
+		cargo test --quiet &&
+		RUSTDOCFLAGS='-D warnings' cargo doc --quiet --no-deps)
 }
 
 fig9_tool_tests() {

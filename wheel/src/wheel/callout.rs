@@ -154,6 +154,40 @@ fn distance(deadline: u64, now: u64) -> i64 {
 
 /// The callout facility: both BSD interfaces over any scheme.
 ///
+/// # Example
+///
+/// Costello's `setcallout` by handle beside the legacy `timeout` by `(func, arg)`, on scheme 7
+/// chosen at run time, the clock ticked one tick at a time:
+///
+/// ```
+/// use wheel::callout::{Callouts, Origin};
+/// use wheel::{Config, HostStorage, SchemeKind};
+///
+/// let mut c = Callouts::<HostStorage>::new(SchemeKind::Hierarchical, &Config::default())?;
+/// // The new interface: a cookie back in 10 ticks, unless the handle is cancelled first.
+/// let h = c.setcallout(10, 0xc0ffee)?;
+/// let gone = c.setcallout(4, 0xdead)?;
+/// assert_eq!(c.unsetcallout(gone), Ok(Origin::Callout { cookie: 0xdead }));
+/// // mod_timer: the same callout, handle and all, now due in 3 ticks.
+/// c.reschedule(h, 3, 3)?;
+/// // The legacy interface, twice with the same (func, arg): untimeout cancels the one due
+/// // first, as BSD's walk of its sorted list did.
+/// c.timeout(0x1000, 42, 20)?;
+/// c.timeout(0x1000, 42, 5)?;
+/// c.untimeout(0x1000, 42)?;
+///
+/// let mut fired = Vec::new();
+/// for _ in 0..20 {
+///     c.tick();
+///     while let Some(f) = c.pop_expired() {
+///         fired.push((f.deadline, f.origin));
+///     }
+/// }
+/// let legacy = Origin::Legacy { func: 0x1000, arg: 42 };
+/// assert_eq!(fired, [(3, Origin::Callout { cookie: 0xc0ffee }), (20, legacy)]);
+/// # Ok::<(), wheel::Error>(())
+/// ```
+///
 /// # Invariants
 ///
 /// - The scheme's request id of an outstanding callout is its cookie, or its `func`.

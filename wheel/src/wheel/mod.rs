@@ -741,6 +741,52 @@ impl SchemeKind {
 }
 
 /// A timer module: the paper's four routines plus what a caller needs to drive and size it.
+///
+/// # Example
+///
+/// A caller's loop, tickless, as the module drives a scheme from its hrtimer: a timeout
+/// cancelled before it is due, an idle timer with slack pushed back in place (it stays where it
+/// is while its deadline is still acceptable), and the clock run from one tick with work to the
+/// next, popping what falls due.
+///
+/// ```
+/// use wheel::scheme7::Hierarchical;
+/// use wheel::{Advanced, Clock, Config, HostStorage, Scheme, Work};
+///
+/// let config = Config { capacity: 1024, ..Config::default() };
+/// let mut w = Hierarchical::<HostStorage>::new(&config)?;
+///
+/// // A timeout 100 ticks from now, request id 1, cancelled before it is due.
+/// let timeout = w.start(100, 1)?;
+/// // An idle timer, request id 2, anywhere from 50 to 60 ticks from now: the scheme picks the
+/// // tick that costs least.
+/// let idle = w.start_range(50, 60, 2, &mut Work::unlimited())?;
+/// let due = w.deadline(idle).unwrap();
+/// assert!((50..=60).contains(&due));
+/// assert_eq!(w.stop(timeout), Ok(1));
+/// // Traffic pushes the idle timer back within [45, 65]: its deadline is still in the range,
+/// // so it stays put, handle and all.
+/// w.reschedule(idle, 45, 65)?;
+/// assert_eq!(w.deadline(idle), Some(due));
+///
+/// let mut fired = Vec::new();
+/// // Sleep until next work (an hrtimer armed for it, in a kernel), then run the clock there.
+/// while let Some(next) = w.next_work() {
+///     loop {
+///         let r = w.advance(next, Clock::Tickless, &mut Work::unlimited());
+///         while let Some(e) = w.pop_expired() {
+///             fired.push((e.id, e.deadline, w.now()));
+///         }
+///         if r == Advanced::Reached {
+///             break;
+///         }
+///     }
+/// }
+/// // The idle timer fired once, on its deadline; the timeout never did.
+/// assert_eq!(fired, [(2, due, due)]);
+/// assert!(w.is_empty());
+/// # Ok::<(), wheel::Error>(())
+/// ```
 pub trait Scheme {
     /// `START_TIMER`: a timer due `interval` ticks from now, carrying the request id `id`.
     /// Unbounded: [`Scheme::start_range`] with `earliest == latest` and no work limit.
