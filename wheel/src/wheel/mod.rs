@@ -764,8 +764,9 @@ impl SchemeKind {
 /// let due = w.deadline(idle).unwrap();
 /// assert!((50..=60).contains(&due));
 /// assert_eq!(w.stop(timeout), Ok(1));
-/// // Traffic pushes the idle timer back within [45, 65]: its deadline is still in the range,
-/// // so it stays put, handle and all.
+/// // Traffic asks for the idle timer anywhere from 45 to 65 ticks from now: its deadline is
+/// // already in that range, so it stays where it is, handle and all (a `mod_timer` that costs
+/// // one check).
 /// w.reschedule(idle, 45, 65)?;
 /// assert_eq!(w.deadline(idle), Some(due));
 ///
