@@ -1006,8 +1006,12 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
             return;
         }
         let list = self.loose as usize;
+        // A level-0 list below the top keeps no bound in `low` to raise.
+        if Self::level0_below_top(list) {
+            return;
+        }
         let (l, bound) = (*self.list(list), self.low[list]);
-        if Self::level0_below_top(list) || l.is_empty() || self.next_work() != Some(bound) {
+        if l.is_empty() || self.next_work() != Some(bound) {
             return;
         }
         self.loose = NIL;
