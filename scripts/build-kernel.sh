@@ -3,7 +3,7 @@
 #
 # Build (or reuse) a Rust-enabled test kernel from Debian's linux-source package.
 #
-#   scripts/build-kernel.sh [--print-dir] [debug|perf]
+#   scripts/build-kernel.sh [--print-dir | --cached] [debug|perf]
 #
 #   debug  (default) the test kernel: KASAN, lockdep, kmemleak, debug objects, KUnit, and the
 #          soft/hard-lockup, hung-task and RCU-stall detectors
@@ -17,6 +17,8 @@
 # .config: allnoconfig silently drops options whose dependencies are off.
 #
 # With --print-dir, the build directory is printed on stdout (everything else goes to stderr).
+# With --cached, nothing is built: the exit status says whether the cache holds the flavour's
+# build, current (0), or not (1).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,6 +26,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 print_dir=0
+cached_only=0
 flavour=debug
 for arg in "$@"; do
 	case "$arg" in
@@ -32,6 +35,7 @@ for arg in "$@"; do
 		exit 0
 		;;
 	--print-dir) print_dir=1 ;;
+	--cached) cached_only=1 ;;
 	debug | perf) flavour=$arg ;;
 	*) die "unknown argument '$arg' (see --help)" ;;
 	esac
@@ -45,15 +49,36 @@ src=$(kernel_src)
 out=$TW_CACHE/build-$flavour
 fragment=$out.fragment
 
+# The patches carried in scripts/kernel-patches/ (upstream-style, applied with -p1 in order).
+patches=("$TW_TOP"/scripts/kernel-patches/*.patch)
+srcver="$pkgver $(cat "${patches[@]}" | sha256sum | cut -c1-16)"
+
+# The fragments, and the key of a build from them.
+fragments() {
+	cat "$TW_TOP/scripts/config/base.config" "$TW_TOP/scripts/config/$flavour.config"
+}
+key=$(
+	{
+		echo "$srcver"
+		fragments
+		rustc --version
+		bindgen --version
+		"clang$LLVM" --version | head -n 1
+	} | sha256sum | cut -c1-16
+)
+cached() {
+	[ "$(cat "$out/.tw-key" 2>/dev/null)" = "$key" ] && [ -f "$out/arch/x86/boot/bzImage" ]
+}
+if [ "$cached_only" = 1 ]; then
+	cached
+	exit
+fi
+
 mkdir -p "$TW_CACHE/src"
 # One lock per flavour, so that a guest can boot one kernel while the other builds; the source
 # is unpacked under a lock of its own.
 exec 9>"$TW_CACHE/.lock-$flavour"
 flock 9
-
-# The patches carried in scripts/kernel-patches/ (upstream-style, applied with -p1 in order).
-patches=("$TW_TOP"/scripts/kernel-patches/*.patch)
-srcver="$pkgver $(cat "${patches[@]}" | sha256sum | cut -c1-16)"
 
 # Unpack and patch the source once per package version and patch set.
 (
@@ -70,16 +95,7 @@ srcver="$pkgver $(cat "${patches[@]}" | sha256sum | cut -c1-16)"
 	fi
 ) 8>"$TW_CACHE/.lock-src"
 
-cat "$TW_TOP/scripts/config/base.config" "$TW_TOP/scripts/config/$flavour.config" >"$fragment.new"
-key=$(
-	{
-		echo "$srcver"
-		cat "$fragment.new"
-		rustc --version
-		bindgen --version
-		"clang$LLVM" --version | head -n 1
-	} | sha256sum | cut -c1-16
-)
+fragments >"$fragment.new"
 
 # Every "CONFIG_X=v" must appear as such, every "# CONFIG_X is not set" must not be set.
 check_fragment() {
@@ -105,11 +121,11 @@ check_fragment() {
 	[ "$missing" = 0 ] || die "the $flavour kernel configuration does not match scripts/config/*.config (see above)"
 }
 
-if [ "$(cat "$out/.tw-key" 2>/dev/null)" = "$key" ] && [ -f "$out/arch/x86/boot/bzImage" ]; then
+if cached; then
 	log "reusing cached $flavour kernel in $out (key $key)"
 else
 	start=$(date +%s)
-	log "building the $flavour kernel in $out (key $key); from scratch this takes 8-20 minutes on 2 cores"
+	log "building the $flavour kernel in $out (key $key); from scratch this takes 8-25 minutes on 2 cores"
 	rm -rf "$out"
 	mkdir -p "$out"
 	mv "$fragment.new" "$fragment"
