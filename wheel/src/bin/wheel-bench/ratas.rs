@@ -349,7 +349,13 @@ impl<S: Timers, const WAY: u8> Bench<S, WAY> {
 
     /// [`Self::arm`] when it takes a new handle: the timer is not pending, or the way moves a
     /// pending one by stop + start ([`Self::arm`] has moved it in place otherwise).
-    #[inline(never)]
+    ///
+    /// Inlined, with [`Self::deliver`] and [`Self::receive`], as Ratas' compiler inlines its
+    /// unit's methods into the timer's callback: a pace timer's firing (its pop, the two idle
+    /// timers' stay-put checks, its start again) is then one function with no call in it. Out of
+    /// line, the three calls each saved and restored six registers, on every firing: the port
+    /// took 1.12× the time (scheme 7 with ranges, `doc/ratas.md`).
+    #[inline(always)]
     fn arm_anew(
         &mut self,
         unit: usize,
@@ -418,6 +424,8 @@ impl<S: Timers, const WAY: u8> Bench<S, WAY> {
         self.deliver(unit)
     }
 
+    /// Inlined: see [`Self::arm_anew`].
+    #[inline(always)]
     fn deliver(&mut self, unit: usize) -> Result<(), Error> {
         self.unidle(unit)?;
         let u = &mut self.units[unit];
@@ -432,6 +440,8 @@ impl<S: Timers, const WAY: u8> Bench<S, WAY> {
         Ok(())
     }
 
+    /// Inlined: see [`Self::arm_anew`].
+    #[inline(always)]
     fn receive(&mut self, unit: usize, _count: i32) -> Result<(), Error> {
         if !self.units[unit].alive {
             // Ratas would touch a deleted unit here; the workload never does.
