@@ -352,9 +352,9 @@ impl<S: Timers, const WAY: u8> Bench<S, WAY> {
     ///
     /// Inlined, with [`Self::deliver`] and [`Self::receive`], as Ratas' compiler inlines its
     /// unit's methods into the timer's callback: a pace timer's firing (its pop, the two idle
-    /// timers' stay-put checks, its start again) is then one function with no call in it. Out of
-    /// line, the three calls each saved and restored six registers, on every firing: the port
-    /// took 1.12× the time (scheme 7 with ranges, `doc/ratas.md`).
+    /// timers' stay-put checks, its start again) is then one function with no call in it. With
+    /// this and `deliver` calls of their own, each saved and restored six registers on every
+    /// firing: the port took 1.12× the time (scheme 7 with ranges, `doc/ratas.md`).
     #[inline(always)]
     fn arm_anew(
         &mut self,
