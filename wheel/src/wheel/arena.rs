@@ -378,20 +378,24 @@ impl<S: Storage> Arena<S> {
     /// Always inlined: a few loads and stores on every start, which the kernel's build of
     /// `AnyScheme::start_range` otherwise left out of line as the code around it changed, a
     /// call and a return on every start (Figure 9's cancel + start 1.33× dearer under TCG).
+    ///
+    /// Returns the entry's index and the handle naming it, made from the same read of the
+    /// entry: asked for apart, after the stores here, the entry would be looked up again.
     #[inline(always)]
-    pub fn alloc(&mut self, id: u64, deadline: u64) -> Result<u32, Error> {
+    pub fn alloc(&mut self, id: u64, deadline: u64) -> Result<(u32, Handle), Error> {
         let idx = self.free;
         if idx == NIL {
             return Err(Error::Full);
         }
         let e = &mut self.entries[idx as usize];
+        let handle = Handle::new(idx, e.generation());
         self.free = e.next;
         e.id = id;
         e.deadline = deadline;
         e.prev = NIL;
         e.next = NIL;
         self.len += 1;
-        Ok(idx)
+        Ok((idx, handle))
     }
 
     /// The handle naming entry `idx` as it is now.
@@ -501,14 +505,7 @@ impl<S: Storage> Arena<S> {
     /// Puts entry `idx`, on no list, on the free list. Returns its request id.
     #[inline]
     fn free_entry(&mut self, idx: u32) -> u64 {
-        let free = self.free;
-        let e = &mut self.entries[idx as usize];
-        e.bump();
-        e.prev = NIL;
-        e.next = free;
-        self.free = idx;
-        self.len -= 1;
-        e.id
+        free_in(&mut self.entries, &mut self.free, &mut self.len, idx)
     }
 
     /// Appends entry `idx`, on no list, to the due queue.
@@ -623,16 +620,27 @@ impl<S: Storage> Arena<S> {
         if idx == NIL {
             return None;
         }
-        let handle = self.handle(idx);
-        let Entry { deadline, next, .. } = self.entries[idx as usize];
+        // The entries as one slice, read once: through `self`, the compiler would read the
+        // buffer's address and length again after each store to an entry.
+        let Arena {
+            entries,
+            free,
+            due,
+            len,
+            queued,
+            ..
+        } = self;
+        let entries = &mut **entries;
+        let Entry { deadline, next, .. } = entries[idx as usize];
+        let handle = Handle::new(idx, entries[idx as usize].generation());
         // The head leaves the queue.
-        self.due.head = next;
+        due.head = next;
         match next {
-            NIL => self.due.tail = NIL,
-            _ => self.entries[next as usize].prev = NIL,
+            NIL => due.tail = NIL,
+            _ => entries[next as usize].prev = NIL,
         }
-        self.queued -= 1;
-        let id = self.free_entry(idx);
+        *queued -= 1;
+        let id = free_in(entries, free, len, idx);
         Some(Expired {
             handle,
             id,
@@ -712,6 +720,19 @@ impl<S: Storage> Arena<S> {
     }
 }
 
+/// [`Arena::free_entry`] on the arena's fields: entry `idx` of `entries`, on no list, goes on
+/// the free list that starts at `*free`, and `*len` counts it gone. Returns its request id.
+#[inline(always)]
+fn free_in(entries: &mut [Entry], free: &mut u32, len: &mut usize, idx: u32) -> u64 {
+    let e = &mut entries[idx as usize];
+    e.bump();
+    e.prev = NIL;
+    e.next = *free;
+    *free = idx;
+    *len -= 1;
+    e.id
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -736,20 +757,21 @@ mod tests {
     #[test]
     fn handles_go_stale_when_freed() {
         let mut a = arena(2);
-        let i = a.alloc(7, 3).unwrap();
+        let (i, h) = a.alloc(7, 3).unwrap();
         // Allocated, not yet filed: no handle names it.
-        assert_eq!(a.resolve(a.handle(i)), Err(Error::Stale));
+        assert_eq!(a.resolve(h), Err(Error::Stale));
         a.retag(i, 0);
-        let h = a.handle(i);
+        // Filed, the handle `alloc` gave names it.
+        assert_eq!(a.handle(i), h);
         assert_eq!(a.resolve(h), Ok(i));
         assert_eq!(a.release(i, a.is_queued(i)), 7);
         assert_eq!(a.resolve(h), Err(Error::Stale));
         // The entry is reused with a new generation: the old handle stays stale.
-        let j = a.alloc(8, 4).unwrap();
+        let (j, hj) = a.alloc(8, 4).unwrap();
         a.retag(j, 0);
         assert_eq!(j, i);
         assert_eq!(a.resolve(h), Err(Error::Stale));
-        assert_eq!(a.resolve(a.handle(j)), Ok(j));
+        assert_eq!(a.resolve(hj), Ok(j));
         // Only its own generation names it: not the one before or after, nor the highest.
         let g = a.entry(j).generation();
         for other in [g - 1, g + 1, GENERATION_MASK] {
@@ -786,7 +808,7 @@ mod tests {
                 ..Default::default()
             })
             .unwrap();
-            let i = a.alloc(1, 1).unwrap();
+            let i = a.alloc(1, 1).unwrap().0;
             a.retag(i, 0);
             a
         };
@@ -826,7 +848,7 @@ mod tests {
     #[test]
     fn full_arena_refuses_and_recovers() {
         let mut a = arena(2);
-        let i = a.alloc(1, 1).unwrap();
+        let i = a.alloc(1, 1).unwrap().0;
         a.alloc(2, 1).unwrap();
         assert_eq!(a.alloc(3, 1), Err(Error::Full));
         assert_eq!(a.len(), 2);
@@ -838,7 +860,7 @@ mod tests {
     fn lists_link_and_unlink() {
         let mut a = arena(4);
         let mut l = List::EMPTY;
-        let ids: [u32; 3] = core::array::from_fn(|k| a.alloc(k as u64, 0).unwrap());
+        let ids: [u32; 3] = core::array::from_fn(|k| a.alloc(k as u64, 0).unwrap().0);
         for &i in &ids {
             a.push_back(&mut l, 5, i);
         }
@@ -858,7 +880,7 @@ mod tests {
     #[test]
     fn due_queue_is_fifo_and_stop_removes_from_it() {
         let mut a = arena(3);
-        let i: [u32; 3] = core::array::from_fn(|k| a.alloc(k as u64, 9).unwrap());
+        let i: [u32; 3] = core::array::from_fn(|k| a.alloc(k as u64, 9).unwrap().0);
         for &x in &i {
             a.queue(x);
         }
@@ -873,7 +895,7 @@ mod tests {
     #[test]
     fn queue_front_splices_a_run_onto_the_due_queue() {
         let mut a = arena(6);
-        let i: [u32; 6] = core::array::from_fn(|k| a.alloc(k as u64, 9).unwrap());
+        let i: [u32; 6] = core::array::from_fn(|k| a.alloc(k as u64, 9).unwrap().0);
         a.queue(i[0]);
         let mut l = List::EMPTY;
         for &x in &i[1..] {
@@ -905,13 +927,13 @@ mod tests {
         let mut a = arena(4);
         let mut l = List::EMPTY;
         for k in 0..3 {
-            let i = a.alloc(k, 9).unwrap();
+            let i = a.alloc(k, 9).unwrap().0;
             a.push_back(&mut l, 5, i);
         }
         assert_eq!(a.queue_front(&mut l, usize::MAX, |_, _| true), 3);
         assert!(l.is_empty() && l.tail == NIL);
         // The queue takes more behind them.
-        let i = a.alloc(3, 9).unwrap();
+        let i = a.alloc(3, 9).unwrap().0;
         a.queue(i);
         let popped: std::vec::Vec<u64> =
             core::iter::from_fn(|| a.pop_due().map(|e| e.id)).collect();

@@ -160,9 +160,7 @@ macro_rules! arena_delegates {
                 return Err(super::Error::Busy);
             }
             let deadline = self.choose(deadline, deadline)?;
-            let idx = self.$arena.alloc(id, deadline)?;
-            // Before the filing writes the tag: see `start_range`.
-            let handle = self.$arena.handle(idx);
+            let (idx, handle) = self.$arena.alloc(id, deadline)?;
             self.file(idx, deadline, &mut super::Work::unlimited());
             Ok(handle)
         }
@@ -182,11 +180,10 @@ macro_rules! arena_delegates {
                 return Err(super::Error::Busy);
             }
             let deadline = self.choose(a, b)?;
-            let idx = self.$arena.alloc(id, deadline)?;
-            // The handle's generation is read before the filing writes the entry's tag: the
-            // compiler narrows that write to the tag's low bytes, and a load of the whole word
-            // after it would wait for the store to complete (no store forwarding).
-            let handle = self.$arena.handle(idx);
+            // The handle's generation is read by `alloc`, before the filing writes the entry's
+            // tag: the compiler narrows that write to the tag's low bytes, and a load of the
+            // whole word after it would wait for the store to complete (no store forwarding).
+            let (idx, handle) = self.$arena.alloc(id, deadline)?;
             work.spend(1);
             self.file(idx, deadline, work);
             Ok(handle)

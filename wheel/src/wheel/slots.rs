@@ -178,8 +178,8 @@ mod tests {
         })
         .unwrap();
         let mut s = Slots::<HostStorage>::new(130).unwrap();
-        let a = arena.alloc(1, 5).unwrap();
-        let b = arena.alloc(2, 5).unwrap();
+        let a = arena.alloc(1, 5).unwrap().0;
+        let b = arena.alloc(2, 5).unwrap().0;
         s.push_back(&mut arena, 129, 0, a);
         s.insert_before(&mut arena, 129, 0, a, b);
         assert_eq!((s.list(129).head, s.next_busy(0)), (b, Some(129)));
