@@ -964,9 +964,23 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     }
 }
 
+impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
+    /// [`Scheme::next_work`] past a busy level-0 slot in this turn: the bound of the first
+    /// busy list, or of the one above it, whichever is sooner.
+    #[inline(never)]
+    fn next_work_from_lists(&self) -> Option<u64> {
+        let (first, above) = self.first_lists()?;
+        let bound = self.bound(first);
+        Some(above.map_or(bound, |above| self.arena.sooner(bound, self.bound(above))))
+    }
+}
+
 impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
     arena_delegates!(arena, quick: quick);
 
+    // Inlined, its commonest answer: the rest is `next_work_from_lists`, out of line, so that a
+    // caller asking on every tick of a busy clock makes no call for it.
+    #[inline]
     fn next_work(&self) -> Option<u64> {
         if self.arena.ticking() {
             return Some(self.arena.now());
@@ -979,9 +993,7 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
                 return Some(tick);
             }
         }
-        let (first, above) = self.first_lists()?;
-        let bound = self.bound(first);
-        Some(above.map_or(bound, |above| self.arena.sooner(bound, self.bound(above))))
+        self.next_work_from_lists()
     }
 
     fn next_work_within(&self, work: &mut Work) -> Option<u64> {
