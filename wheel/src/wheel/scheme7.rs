@@ -962,9 +962,7 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
             words[list / LVL_SIZE] &= !(1 << (list % LVL_SIZE));
         }
     }
-}
 
-impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
     /// [`Scheme::next_work`] past a busy level-0 slot in this turn: the bound of the first
     /// busy list, or of the one above it, whichever is sooner.
     #[inline(never)]
