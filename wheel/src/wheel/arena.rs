@@ -499,12 +499,6 @@ impl<S: Storage> Arena<S> {
         if queued {
             self.unlink_due(idx);
         }
-        self.free_entry(idx)
-    }
-
-    /// Puts entry `idx`, on no list, on the free list. Returns its request id.
-    #[inline]
-    fn free_entry(&mut self, idx: u32) -> u64 {
         free_in(&mut self.entries, &mut self.free, &mut self.len, idx)
     }
 
@@ -631,8 +625,8 @@ impl<S: Storage> Arena<S> {
             ..
         } = self;
         let entries = &mut **entries;
-        let Entry { deadline, next, .. } = entries[idx as usize];
-        let handle = Handle::new(idx, entries[idx as usize].generation());
+        let e = entries[idx as usize];
+        let (handle, deadline, next) = (Handle::new(idx, e.generation()), e.deadline, e.next);
         // The head leaves the queue.
         due.head = next;
         match next {
@@ -720,8 +714,9 @@ impl<S: Storage> Arena<S> {
     }
 }
 
-/// [`Arena::free_entry`] on the arena's fields: entry `idx` of `entries`, on no list, goes on
-/// the free list that starts at `*free`, and `*len` counts it gone. Returns its request id.
+/// Frees entry `idx` of `entries`, on no list: it goes on the free list that starts at `*free`
+/// under the next generation, and `*len` counts it gone. Returns its request id. On the arena's
+/// fields taken apart, so that [`Arena::pop_due`] can free on the slice it has read.
 #[inline(always)]
 fn free_in(entries: &mut [Entry], free: &mut u32, len: &mut usize, idx: u32) -> u64 {
     let e = &mut entries[idx as usize];
