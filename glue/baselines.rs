@@ -389,25 +389,70 @@ fn interrupted(i: usize) -> bool {
 
 /// The Linux timer wheel: `n` pending `timer_list`s, one more reset `iterations` times.
 pub(crate) fn bench_timer_list(b: &tw_bench) -> Result<u64> {
-    let n = b.n as usize;
-    let timers = Deferred::new(TimerArray::new(n + 1)?);
-    let mut rng = Rng::new(b.seed);
-    for i in 0..n {
-        if interrupted(i) {
-            return Err(EINTR);
-        }
-        timers.arm(i, rng.within(b.min_ticks / 2, b.min_ticks / 2));
-    }
-    timers.arm(n, rng.within(b.min_ticks, b.spread));
-    let in_place = b.kind == TW_BENCH_TIMER_LIST_MOD;
-    let ns = timed_in_chunks(b.iterations, || {
-        if !in_place {
-            timers.disarm(n);
+    let mut bench = TimerListBench::new(b)?;
+    let ns = bench.resets(b.iterations)?;
+    bench.take_down();
+    Ok(ns)
+}
+
+/// The timer_list bench made and ready: `n` pending `timer_list`s and one more, which
+/// [`TimerListBench::resets`] resets; a bench of its own ([`bench_timer_list`]) or one half of
+/// a pair (`TW_IOC_BENCH_PAIR`). Dropped, its timers go to the teardown queue.
+pub(crate) struct TimerListBench {
+    timers: Deferred<TimerArray>,
+    rng: Rng,
+    /// The index of the reset timer: `n`.
+    reset: usize,
+    in_place: bool,
+    min_ticks: u64,
+    spread: u64,
+}
+
+impl TimerListBench {
+    /// Makes and arms the timers of `b` (TW_BENCH_TIMER_LIST or TW_BENCH_TIMER_LIST_MOD).
+    pub(crate) fn new(b: &tw_bench) -> Result<Self> {
+        let n = b.n as usize;
+        let timers = Deferred::new(TimerArray::new(n + 1)?);
+        let mut rng = Rng::new(b.seed);
+        for i in 0..n {
+            if interrupted(i) {
+                return Err(EINTR);
+            }
+            timers.arm(i, rng.within(b.min_ticks / 2, b.min_ticks / 2));
         }
         timers.arm(n, rng.within(b.min_ticks, b.spread));
-    })?;
-    timers.take_down();
-    Ok(ns)
+        Ok(TimerListBench {
+            timers,
+            rng,
+            reset: n,
+            in_place: b.kind == TW_BENCH_TIMER_LIST_MOD,
+            min_ticks: b.min_ticks,
+            spread: b.spread,
+        })
+    }
+
+    /// `k` resets of the reset timer, timed: their time.
+    pub(crate) fn resets(&mut self, k: u64) -> Result<u64> {
+        let Self {
+            timers,
+            rng,
+            reset,
+            in_place,
+            min_ticks,
+            spread,
+        } = self;
+        timed_in_chunks(k, || {
+            if !*in_place {
+                timers.disarm(*reset);
+            }
+            timers.arm(*reset, rng.within(*min_ticks, *spread));
+        })
+    }
+
+    /// Takes the timers down here, until a signal is pending (see [`Deferred::take_down`]).
+    pub(crate) fn take_down(self) {
+        self.timers.take_down();
+    }
 }
 
 /// Runs `reset` `iterations` times, timed in chunks between which a pending signal ends the

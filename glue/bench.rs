@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `TW_IOC_BENCH`: the paper's reset loop (section VII.A), timed inside the kernel.
+//! `TW_IOC_BENCH`: the paper's reset loop (section VII.A), timed inside the kernel, and
+//! `TW_IOC_BENCH_PAIR`: an instance's loop and Linux's, alternated.
 //!
 //! The instance benches reset one extra callout behind the instance's own outstanding ones,
 //! through the interface being measured, in holds of at most `hold_work` entries like every
@@ -16,7 +17,8 @@ use crate::{
     baselines::{
         bench_hrtimer,
         bench_timer_list,
-        wait_for_teardowns, //
+        wait_for_teardowns,
+        TimerListBench, //
     },
     instance::{
         between_holds,
@@ -62,30 +64,44 @@ fn untimeout_then_timeout(
     Ok(true)
 }
 
+/// How long the instance's resets of a `TW_IOC_BENCH_PAIR` run, in holds, before as many of
+/// Linux's: short enough that the machine's speed (which under emulation moves from one second
+/// to the next) is the same for both, long enough that neither finds the caches filled with the
+/// other's lines at every turn.
+const PAIR_SLICE_NS: u64 = 1_000_000;
+
+/// EINVAL unless `b` is a bench `TW_IOC_BENCH` takes, its kind aside.
+fn check(b: &tw_bench) -> Result {
+    let instance = matches!(
+        b.kind,
+        TW_BENCH_SETCALLOUT | TW_BENCH_TIMEOUT | TW_BENCH_MOD | TW_BENCH_TICK
+    );
+    if b.reserved != 0
+        || b.iterations == 0
+        || b.iterations > TW_MAX_BENCH_ITERATIONS
+        || (instance && b.n != 0)
+        || b.n > u64::from(TW_MAX_CAPACITY)
+        || b.min_ticks < 2
+        || (!instance && b.min_ticks < TW_MIN_BASELINE_TICKS)
+        || b.spread == 0
+        || b.min_ticks.saturating_add(b.spread) > TW_MAX_BENCH_TICKS
+    {
+        return Err(EINVAL);
+    }
+    Ok(())
+}
+
 impl Instance {
     pub(crate) fn ioctl_bench(&self, user: UserSlice) -> Result {
         let (mut r, mut w) = user.reader_writer();
         let mut b: tw_bench = r.read()?;
-        let instance = matches!(
-            b.kind,
-            TW_BENCH_SETCALLOUT | TW_BENCH_TIMEOUT | TW_BENCH_MOD | TW_BENCH_TICK
-        );
-        if b.reserved != 0
-            || b.iterations == 0
-            || b.iterations > TW_MAX_BENCH_ITERATIONS
-            || (instance && b.n != 0)
-            || b.n > u64::from(TW_MAX_CAPACITY)
-            || b.min_ticks < 2
-            || (!instance && b.min_ticks < TW_MIN_BASELINE_TICKS)
-            || b.spread == 0
-            || b.min_ticks.saturating_add(b.spread) > TW_MAX_BENCH_TICKS
-        {
-            return Err(EINVAL);
-        }
+        check(&b)?;
         // An earlier bench's timers may still be going: not beside this one's measurement.
         wait_for_teardowns()?;
         let (ns, max_hold) = match b.kind {
-            TW_BENCH_SETCALLOUT | TW_BENCH_TIMEOUT | TW_BENCH_MOD => self.bench_resets(&b)?,
+            TW_BENCH_SETCALLOUT | TW_BENCH_TIMEOUT | TW_BENCH_MOD => {
+                self.bench_resets(&b, &mut |_| Ok(()))?
+            }
             TW_BENCH_TICK => self.bench_ticks(&b)?,
             TW_BENCH_TIMER_LIST | TW_BENCH_TIMER_LIST_MOD => (bench_timer_list(&b)?, 0),
             TW_BENCH_HRTIMER => (bench_hrtimer(&b)?, 0),
@@ -96,6 +112,40 @@ impl Instance {
         w.write(&b)
     }
 
+    /// `TW_IOC_BENCH_PAIR`: an instance's resets and Linux's `timer_list` resets, alternated:
+    /// after each [`PAIR_SLICE_NS`] of the instance's resets, in holds, as many of Linux's.
+    pub(crate) fn ioctl_bench_pair(&self, user: UserSlice) -> Result {
+        let (mut r, mut w) = user.reader_writer();
+        let mut p: tw_bench_pair = r.read()?;
+        check(&p.instance)?;
+        check(&p.baseline)?;
+        if !matches!(
+            p.instance.kind,
+            TW_BENCH_SETCALLOUT | TW_BENCH_TIMEOUT | TW_BENCH_MOD
+        ) || !matches!(
+            p.baseline.kind,
+            TW_BENCH_TIMER_LIST | TW_BENCH_TIMER_LIST_MOD
+        ) || p.instance.iterations != p.baseline.iterations
+        {
+            return Err(EINVAL);
+        }
+        // Before the Linux timers are made: a bench on the wrong instance fails at once.
+        self.manual()?;
+        wait_for_teardowns()?;
+        let mut linux = TimerListBench::new(&p.baseline)?;
+        let mut linux_ns = 0;
+        let (ns, max_hold) = self.bench_resets(&p.instance, &mut |k| {
+            linux_ns += linux.resets(k)?;
+            Ok(())
+        })?;
+        linux.take_down();
+        p.instance.elapsed_ns = ns;
+        p.instance.max_hold_ns = max_hold;
+        p.baseline.elapsed_ns = linux_ns;
+        p.baseline.max_hold_ns = 0;
+        w.write(&p)
+    }
+
     /// EINVAL unless the instance is configured with the manual clock.
     fn manual(&self) -> Result {
         match self.core.state.lock().params() {
@@ -104,9 +154,15 @@ impl Instance {
         }
     }
 
-    /// Resets one extra callout `iterations` times through the instance's own interface.
-    /// Returns the time under the lock and the longest hold.
-    fn bench_resets(&self, b: &tw_bench) -> Result<(u64, u64)> {
+    /// Resets one extra callout `iterations` times through the instance's own interface, and
+    /// every [`PAIR_SLICE_NS`] of them under the lock, and after the last, calls `partner` with
+    /// the number of resets made since its last turn (outside the lock; an error ends the
+    /// bench). Returns the time under the lock and the longest hold.
+    fn bench_resets(
+        &self,
+        b: &tw_bench,
+        partner: &mut dyn FnMut(u64) -> Result,
+    ) -> Result<(u64, u64)> {
         self.manual()?;
         let _slow = self.core.slow()?;
         let mut rng = Rng::new(b.seed);
@@ -123,12 +179,15 @@ impl Instance {
         // Until the bench's callout is armed and placed, holds are setup, not timed: the
         // holds that arm and place it do nothing else.
         let mut setup = true;
+        // The resets made since `partner` last had its turn, and their time.
+        let (mut slice_resets, mut slice_ns) = (0, 0);
         while result.is_ok() && (left > 0 || placing || handle.is_none() || rearm.is_some()) {
             if between_holds() {
                 result = Err(EINTR);
                 break;
             }
             let mut armed = false;
+            let before = left;
             let (r, ns) = self.core.hold_timed(|st, work| -> Result {
                 let c = st.callouts()?;
                 if placing {
@@ -196,10 +255,18 @@ impl Instance {
             if !setup {
                 elapsed += ns;
                 max_hold = max_hold.max(ns);
+                slice_ns += ns;
             }
             // Every later hold is timed, whether or not it ends in a placement.
             setup = setup && !armed;
-            result = r;
+            slice_resets += before - left;
+            result = r.and_then(|()| match slice_ns >= PAIR_SLICE_NS || left == 0 {
+                true if slice_resets > 0 => {
+                    slice_ns = 0;
+                    partner(core::mem::take(&mut slice_resets))
+                }
+                _ => Ok(()),
+            });
         }
         // The bench's callout goes, placed or placing, whatever happened above, and so does a
         // walk of its untimeout cut short.

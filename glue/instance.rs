@@ -769,6 +769,7 @@ macro_rules! misc_device {
                     TW_IOC_BATCH => me.ioctl_batch(user.reader()),
                     TW_IOC_STATS => me.ioctl_stats(user.writer()),
                     TW_IOC_BENCH => me.ioctl_bench(user),
+                    TW_IOC_BENCH_PAIR => me.ioctl_bench_pair(user),
                     TW_IOC_RESET => me.ioctl_reset(user.reader()),
                     TW_IOC_QUERY => me.ioctl_query(user),
                     _ => Err(ENOTTY),

@@ -40,6 +40,7 @@ pub(crate) const TW_IOC_STATS: u32 = _IOR::<tw_stats>(TW_IOC_MAGIC, 0x08);
 pub(crate) const TW_IOC_BENCH: u32 = _IOWR::<tw_bench>(TW_IOC_MAGIC, 0x09);
 pub(crate) const TW_IOC_RESET: u32 = _IOW::<tw_reset>(TW_IOC_MAGIC, 0x0a);
 pub(crate) const TW_IOC_QUERY: u32 = _IOWR::<tw_query>(TW_IOC_MAGIC, 0x0b);
+pub(crate) const TW_IOC_BENCH_PAIR: u32 = _IOWR::<tw_bench_pair>(TW_IOC_MAGIC, 0x0c);
 
 /// Marks uapi structures as plain bytes, after checking that they have no padding.
 macro_rules! plain_bytes {
@@ -67,6 +68,7 @@ plain_bytes! {
     tw_stats = 20 + TW_LATENESS_BUCKETS as usize,
     tw_fired = 6,
     tw_bench = 8,
+    tw_bench_pair = 16,
 }
 
 /// The errno of a failed wheel operation, as documented in the uapi header.
@@ -113,6 +115,7 @@ mod tests {
             TW_IOC_BENCH,
             TW_IOC_RESET,
             TW_IOC_QUERY,
+            TW_IOC_BENCH_PAIR,
         ];
         for (i, a) in all.iter().enumerate() {
             for b in &all[i + 1..] {

@@ -37,7 +37,8 @@
 #             then a check of what the tool reports: every curve it measured has positive
 #             costs, every point it did not measure says why (fig9.csv, tick.csv, memory.csv,
 #             wakeups.csv), the key points (schemes 6, 7 and Linux at n = 1000) are measured,
-#             and the figures parse (no timing is asserted)
+#             scheme 7's against Linux's timer_list in pairs too (TW_IOC_BENCH_PAIR), and the
+#             figures parse (no timing is asserted)
 #
 # A step whose prerequisite failed (every step after a failed setup; module after kernel, vm after
 # module) is not run, and is listed and counted as failed: "not run: PREREQ failed".
@@ -346,8 +347,8 @@ vm_tests() {
 # The smoke run of the main job. What is checked is what the tool reports: every row either has
 # a positive cost or a note saying why it has none, every curve has at least one measured point,
 # and the points the README's comparison rests on (schemes 6 and 7, Linux's timer_list and
-# hrtimer, in-kernel, at n = 1000) are measured whatever the time budget stopped. Timings are
-# not judged.
+# hrtimer, in-kernel, at n = 1000) are measured whatever the time budget stopped, scheme 7's
+# against Linux's timer_list in pairs too (TW_IOC_BENCH_PAIR). Timings are not judged.
 fig9_smoke() {
 	local out=$TW_TOP/results/fig9-smoke
 	rm -rf "$out"
@@ -374,6 +375,10 @@ for prefix in ("scheme6-", "scheme7-", "linux-timer_list", "linux-hrtimer"):
     assert any(c.startswith(prefix) for c in key), f"no {prefix}* curve in fig9.csv: {curves}"
 missing = [c for c in key if ("kernel", 1000) not in measured[c]]
 assert not missing, f"key points not measured at n=1000 (kernel): {missing}"
+pairs = {(r["curve"], r["note"]) for r in rows if r["measure"] == "pair" and r["n"] == "1000" and r["ns_per_op"]}
+for ours, linux in (("scheme7-mod", "linux-timer_list-mod"), ("scheme7-setcallout", "linux-timer_list")):
+    for half in ((ours, f"with {linux}"), (linux, f"with {ours}")):
+        assert half in pairs, f"no TW_IOC_BENCH_PAIR row {half} at n=1000: {sorted(pairs)}"
 for name in ("tick.csv", "memory.csv", "wakeups.csv"):
     for r in csv.DictReader(open(f"{out}/{name}")):
         values = [v for k, v in r.items() if k not in ("note", "repeat") and v == ""]
@@ -384,7 +389,8 @@ for svg in ("fig9.svg", "fig9-ioctl.svg", "tick.svg"):
     assert root.tag.endswith("svg") and lines, f"{svg}: no curves"
 stopped = sum(1 for r in rows if not r["ns_per_op"])
 print(f"fig9 smoke: {len(rows)} rows, {len(curves)} curves all measured, "
-      f"{stopped} points noted unmeasured, key points of {len(key)} curves at n=1000, 3 figures parse")
+      f"{stopped} points noted unmeasured, key points of {len(key)} curves at n=1000 "
+      f"({len(pairs)} halves of pairs), 3 figures parse")
 PY
 }
 

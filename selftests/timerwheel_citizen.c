@@ -2213,6 +2213,40 @@ TEST_F_TIMEOUT(slow_start, a_signal_ends_a_bench, 300)
 	EXPECT_GE(hold_work_of(self->fd), st.max_hold_work);
 }
 
+TEST_F_TIMEOUT(slow_start, a_signal_ends_a_pair_bench, 300)
+{
+	struct tw_bench_pair p = {
+		.instance = { .kind = TW_BENCH_MOD, .iterations = TW_MAX_BENCH_ITERATIONS,
+			      .min_ticks = SLOW_FAR + 1, .spread = 1000, .seed = 1 },
+		.baseline = { .kind = TW_BENCH_TIMER_LIST_MOD, .n = 1000,
+			      .iterations = TW_MAX_BENCH_ITERATIONS,
+			      .min_ticks = TW_MIN_BASELINE_TICKS, .spread = 1000, .seed = 2 },
+	};
+	struct tw_stats st;
+	__u64 late;
+	int ret, err;
+
+	if (self->fd < 0)
+		return;
+	ret = interrupted_ioctl(_metadata, self->fd, TW_IOC_BENCH_PAIR, &p, 200, &late);
+	err = errno;
+	SKIP_IF_UNSIGNALLED(late);
+	ASSERT_EQ(-1, ret);
+	EXPECT_EQ(EINTR, err);
+	/*
+	 * Nothing of the bench is left behind, and a short one runs as usual (its resets ahead of
+	 * every callout on the list: no long walks).
+	 */
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(SLOW_N, st.outstanding);
+	EXPECT_GE(hold_work_of(self->fd), st.max_hold_work);
+	p.instance.min_ticks = 2;
+	p.instance.iterations = p.baseline.iterations = 100;
+	EXPECT_EQ(0, ioctl(self->fd, TW_IOC_BENCH_PAIR, &p)) TH_LOG("%s", strerror(errno));
+	EXPECT_LT(0, p.instance.elapsed_ns);
+	EXPECT_LT(0, p.baseline.elapsed_ns);
+}
+
 /*
  * The Linux baselines of TW_IOC_BENCH make, initialise and arm TW_MAX_CAPACITY kernel timers
  * before their first reset: a signal ends each of those steps between two chunks (EINTR), once

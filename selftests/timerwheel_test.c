@@ -622,6 +622,78 @@ TEST_F(instance, instance_benches_need_a_configured_manual_clock)
 	EXPECT_EQ(EINVAL, errno);
 }
 
+TEST_F(instance, pair_benches_alternate_the_instance_and_linux_timers)
+{
+	struct tw_bench_pair p = {
+		.instance = { .kind = TW_BENCH_MOD, .iterations = 1000, .min_ticks = 1000,
+			      .spread = 1000, .seed = 1 },
+		.baseline = { .kind = TW_BENCH_TIMER_LIST_MOD, .n = 100, .iterations = 1000,
+			      .min_ticks = TW_MIN_BASELINE_TICKS, .spread = 1000, .seed = 2 },
+	};
+	struct tw_bench_pair bad;
+	struct tw_stats st;
+	int fd2;
+
+	if (self->fd < 0)
+		return;
+	/* Unconfigured: EINVAL, and the instance stays unconfigured. */
+	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_BENCH_PAIR, &p));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, configure(self->fd, variant, TW_CLOCK_MANUAL, 16, START));
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_BENCH_PAIR, &p)) TH_LOG("pair: %s", strerror(errno));
+	EXPECT_LT(0, p.instance.elapsed_ns);
+	EXPECT_LT(0, p.instance.max_hold_ns);
+	EXPECT_GE(p.instance.elapsed_ns, p.instance.max_hold_ns);
+	EXPECT_LT(0, p.baseline.elapsed_ns);
+	EXPECT_EQ(0, p.baseline.max_hold_ns);
+	/* Cancel + start against timer_delete + mod_timer. */
+	p.instance.kind = TW_BENCH_SETCALLOUT;
+	p.baseline.kind = TW_BENCH_TIMER_LIST;
+	p.instance.elapsed_ns = p.baseline.elapsed_ns = 0;
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_BENCH_PAIR, &p)) TH_LOG("pair: %s", strerror(errno));
+	EXPECT_LT(0, p.instance.elapsed_ns);
+	EXPECT_LT(0, p.baseline.elapsed_ns);
+	/* Nothing of the bench is left behind. */
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(0, st.outstanding);
+	/* Iterations that differ, a kind of neither half, either half invalid: EINVAL. */
+	bad = p;
+	bad.baseline.iterations++;
+	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_BENCH_PAIR, &bad));
+	EXPECT_EQ(EINVAL, errno);
+	bad = p;
+	bad.instance.kind = TW_BENCH_TICK;
+	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_BENCH_PAIR, &bad));
+	EXPECT_EQ(EINVAL, errno);
+	bad = p;
+	bad.baseline.kind = TW_BENCH_HRTIMER;
+	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_BENCH_PAIR, &bad));
+	EXPECT_EQ(EINVAL, errno);
+	bad = p;
+	bad.baseline = p.instance;
+	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_BENCH_PAIR, &bad));
+	EXPECT_EQ(EINVAL, errno);
+	bad = p;
+	bad.baseline.min_ticks = TW_MIN_BASELINE_TICKS - 1;
+	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_BENCH_PAIR, &bad));
+	EXPECT_EQ(EINVAL, errno);
+	bad = p;
+	bad.instance.n = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_BENCH_PAIR, &bad));
+	EXPECT_EQ(EINVAL, errno);
+	bad = p;
+	bad.baseline.reserved = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_BENCH_PAIR, &bad));
+	EXPECT_EQ(EINVAL, errno);
+	/* A real-clock instance: EINVAL. */
+	fd2 = tw_open(_metadata);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, configure(fd2, variant, TW_CLOCK_REAL, 16, 0));
+	EXPECT_EQ(-1, ioctl(fd2, TW_IOC_BENCH_PAIR, &p));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd2);
+}
+
 TEST_F(instance, instance_benches_time_resets_whose_placement_spans_holds)
 {
 	struct tw_bench b = { .kind = TW_BENCH_SETCALLOUT, .iterations = 8, .min_ticks = 2000,

@@ -428,6 +428,24 @@ struct tw_bench {
 	__u64 max_hold_ns; /* out: longest single hold of the lock in the loop (instance benches) */
 };
 
+/*
+ * TW_IOC_BENCH_PAIR: an instance bench and a bench of Linux's timers in one call, alternated,
+ * so that their ratio holds however the machine's speed moves. Under emulation it moves by up
+ * to 2x from one second to the next, for Linux's timers as for the module's: two benches made
+ * seconds apart compare moments of the machine as much as timers, while here each millisecond
+ * or so of this instance's resets (in holds, as TW_IOC_BENCH makes them) is followed at once by
+ * as many resets of Linux's timer, and the two times are summed apart. `instance` is TW_BENCH_SETCALLOUT, TW_BENCH_TIMEOUT or TW_BENCH_MOD
+ * on this instance, `baseline` TW_BENCH_TIMER_LIST or TW_BENCH_TIMER_LIST_MOD, each as for
+ * TW_IOC_BENCH, with the same iterations; the n timers of `baseline` are made first. Each half's
+ * elapsed_ns is written back, and the instance's max_hold_ns.
+ * Errors: as TW_IOC_BENCH for either half; EINVAL also for another kind in either, or
+ *         iterations that differ
+ */
+struct tw_bench_pair {
+	struct tw_bench instance;
+	struct tw_bench baseline;
+};
+
 #define TW_IOC_INFO _IOR(TW_IOC_MAGIC, 0x00, struct tw_info)
 #define TW_IOC_CONFIGURE _IOW(TW_IOC_MAGIC, 0x01, struct tw_config)
 #define TW_IOC_SETCALLOUT _IOWR(TW_IOC_MAGIC, 0x02, struct tw_set)
@@ -440,5 +458,6 @@ struct tw_bench {
 #define TW_IOC_BENCH _IOWR(TW_IOC_MAGIC, 0x09, struct tw_bench)
 #define TW_IOC_RESET _IOW(TW_IOC_MAGIC, 0x0a, struct tw_reset)
 #define TW_IOC_QUERY _IOWR(TW_IOC_MAGIC, 0x0b, struct tw_query)
+#define TW_IOC_BENCH_PAIR _IOWR(TW_IOC_MAGIC, 0x0c, struct tw_bench_pair)
 
 #endif /* _UAPI_TIMERWHEEL_H */

@@ -227,3 +227,11 @@ pub struct tw_bench {
     pub elapsed_ns: u64,
     pub max_hold_ns: u64,
 }
+
+/// `struct tw_bench_pair`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct tw_bench_pair {
+    pub instance: tw_bench,
+    pub baseline: tw_bench,
+}

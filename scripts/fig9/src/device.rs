@@ -31,6 +31,7 @@ pub const TW_IOC_STATS: Opcode = opcode::read::<tw_stats>(MAGIC, 0x08);
 pub const TW_IOC_BENCH: Opcode = opcode::read_write::<tw_bench>(MAGIC, 0x09);
 pub const TW_IOC_RESET: Opcode = opcode::write::<tw_reset>(MAGIC, 0x0a);
 pub const TW_IOC_QUERY: Opcode = opcode::read_write::<tw_query>(MAGIC, 0x0b);
+pub const TW_IOC_BENCH_PAIR: Opcode = opcode::read_write::<tw_bench_pair>(MAGIC, 0x0c);
 
 /// The commands of one callout instance: an open file of the device ([`Device`]), or a fake
 /// of one in the tests.
@@ -56,6 +57,9 @@ pub trait Instance {
     fn stats(&self) -> io::Result<tw_stats>;
     /// TW_IOC_BENCH: the request with `elapsed_ns` and `max_hold_ns` filled in.
     fn bench(&self, request: &tw_bench) -> io::Result<tw_bench>;
+    /// TW_IOC_BENCH_PAIR: the request with both halves' `elapsed_ns` and the instance's
+    /// `max_hold_ns` filled in.
+    fn bench_pair(&self, request: &tw_bench_pair) -> io::Result<tw_bench_pair>;
 }
 
 /// Opens a fresh, unconfigured instance.
@@ -169,6 +173,12 @@ impl Instance for Device {
         self.update::<TW_IOC_BENCH, _>(&mut b)?;
         Ok(b)
     }
+
+    fn bench_pair(&self, request: &tw_bench_pair) -> io::Result<tw_bench_pair> {
+        let mut p = *request;
+        self.update::<TW_IOC_BENCH_PAIR, _>(&mut p)?;
+        Ok(p)
+    }
 }
 
 #[cfg(test)]
@@ -184,5 +194,6 @@ mod tests {
         assert_eq!(TW_IOC_UNSETCALLOUT as u64, 0x4008_B903);
         assert_eq!(TW_IOC_BENCH as u64, 0xC040_B909);
         assert_eq!(TW_IOC_QUERY as u64, 0xC020_B90B);
+        assert_eq!(TW_IOC_BENCH_PAIR as u64, 0xC080_B90C);
     }
 }

@@ -211,4 +211,23 @@ impl Instance for Fake {
             ..*b
         })
     }
+
+    /// Both halves as [`Instance::bench`] makes them, each logged, the module's first; the
+    /// module's kinds and Linux's, with the same iterations, or EINVAL.
+    fn bench_pair(&self, p: &tw_bench_pair) -> io::Result<tw_bench_pair> {
+        let kinds = matches!(
+            p.instance.kind,
+            TW_BENCH_SETCALLOUT | TW_BENCH_TIMEOUT | TW_BENCH_MOD
+        ) && matches!(
+            p.baseline.kind,
+            TW_BENCH_TIMER_LIST | TW_BENCH_TIMER_LIST_MOD
+        );
+        if !kinds || p.instance.iterations != p.baseline.iterations {
+            return Err(errno(22));
+        }
+        Ok(tw_bench_pair {
+            instance: self.bench(&p.instance)?,
+            baseline: self.bench(&p.baseline)?,
+        })
+    }
 }

@@ -98,19 +98,22 @@ struct Cli {
 enum Command {
     /// The sweep (inside a guest with the module loaded); writes CSV, markdown, SVG.
     ///
-    /// For each n and curve: a fresh instance (manual clock: nothing fires) with n
-    /// callouts at random in [2^19, 2^20) ticks, set with TW_IOC_BATCH; then one more callout reset
-    /// again and again to a random time in [2^20, 2^21), timed two ways: ioctl (from userspace: a
-    /// cancel ioctl + a start ioctl per reset, or one TW_IOC_RESET) and kernel (TW_IOC_BENCH, the
-    /// same loop timed inside the kernel). Each point is measured --repeats times, interleaved
-    /// across the curves; the curves of schemes 6, 7 and Linux are measured at n = 1e3 when the
-    /// sweep reaches n = 1e6 (1e4 with --quick), each repeat just before the same repeat there,
-    /// so that their flatness compares costs measured seconds apart, not minutes; their kernel
-    /// measure at n = 1e3 and 1e6 is timed 5 times longer than the other points' (100 ms a
-    /// repeat), so that one repeat's figure does not rest on a moment of the machine. Also ns
-    /// per tick (TW_BENCH_TICK) for schemes 6 and 7, bytes per callout (TW_IOC_STATS) beside
-    /// the sizes of Linux's struct timer_list and struct hrtimer in the running kernel
-    /// (TW_IOC_INFO), and wakeups per second on the real clock.
+    /// For each n and curve: a fresh instance (manual clock: nothing fires) with n callouts at
+    /// random in [2^19, 2^20) ticks, set with TW_IOC_BATCH; then one more callout reset again and
+    /// again to a random time in [2^20, 2^21), timed two ways: ioctl (from userspace: a cancel
+    /// ioctl + a start ioctl per reset, or one TW_IOC_RESET) and kernel (TW_IOC_BENCH, the same
+    /// loop timed inside the kernel). Each point is measured --repeats times, interleaved across
+    /// the curves; the curves of schemes 6, 7 and Linux are measured at n = 1e3 when the sweep
+    /// reaches n = 1e6 (1e4 with --quick), each repeat just before the same repeat there, so that
+    /// their flatness compares costs measured seconds apart, not minutes; their kernel measure at n
+    /// = 1e3 and 1e6 is timed 5 times longer than the other points' (100 ms a repeat), so that one
+    /// repeat's figure does not rest on a moment of the machine; and at n = 1e3 and 1e6, after each
+    /// repeat, schemes 6 and 7 against linux-timer_list in pairs: one TW_IOC_BENCH_PAIR alternates
+    /// the module's resets and Linux's a millisecond at a time, so that their ratio holds while the
+    /// machine's speed moves (rows of measure "pair"). Also ns per tick (TW_BENCH_TICK) for schemes
+    /// 6 and 7, bytes per callout (TW_IOC_STATS) beside the sizes of Linux's struct timer_list and
+    /// struct hrtimer in the running kernel (TW_IOC_INFO), and wakeups per second on the real
+    /// clock.
     ///
     /// Writes DIR/fig9.csv, tick.csv, memory.csv, wakeups.csv, results.md, fig9.svg,
     /// fig9-ioctl.svg, tick.svg.
@@ -125,10 +128,12 @@ enum Command {
     ///
     /// Prints, from fig9.csv: the flatness of schemes 6 and 7 (cost at n=large / cost at n=small),
     /// the reset in place against cancel + start, scheme 7 against linux-timer_list and
-    /// linux-hrtimer at both n, the log-log slope of the traditional BSD list over its points with
-    /// n >= 100, the longest lock hold of each curve, and the wakeups of wakeups.csv. Costs are
-    /// medians over the repeats; ratios are taken repeat by repeat, median [min–max], the
-    /// flatness over the repeats `fig9 run` measured back to back at the two n (paired_n).
+    /// linux-hrtimer at both n, and (measure kernel) schemes 6 and 7 against linux-timer_list as
+    /// measured in pairs (TW_IOC_BENCH_PAIR, the rows of measure "pair"), the log-log slope of the
+    /// traditional BSD list over its points with n >= 100, the longest lock hold of each curve,
+    /// and the wakeups of wakeups.csv. Costs are medians over the repeats; ratios are taken repeat
+    /// by repeat, median [min–max], the flatness over the repeats `fig9 run` measured back to
+    /// back at the two n (paired_n).
     Summary(SummaryArgs),
     /// Wakeups per second of idle and sparse instances on the real clock, periodic and tickless.
     ///

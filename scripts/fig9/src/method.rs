@@ -128,6 +128,24 @@ pub const CURVES: [Curve; 14] = [
 /// the time budget has stopped them.
 pub const KEY_NS: [u64; 2] = [1000, 1_000_000];
 
+/// The comparisons with Linux also measured in pairs at [`KEY_NS`]: the module's curve and
+/// Linux's, in one TW_IOC_BENCH_PAIR that alternates them a millisecond at a time (the measure
+/// [`PAIR`]), so that their ratio does not rest on the machine's speed at two moments.
+pub const PAIRS: [(&str, &str); 4] = [
+    ("scheme7-mod", "linux-timer_list-mod"),
+    ("scheme7-setcallout", "linux-timer_list"),
+    ("scheme6-mod", "linux-timer_list-mod"),
+    ("scheme6-setcallout", "linux-timer_list"),
+];
+
+/// The measure of the rows of [`PAIRS`] in fig9.csv.
+pub const PAIR: &str = "pair";
+
+/// The note of a row of measure [`PAIR`]: the curve of the other half of its pair.
+pub fn pair_note(other: &str) -> String {
+    format!("with {other}")
+}
+
 /// The two n the flatness is taken between, `(low, high)`, among the sweep's `ns`: the smallest
 /// key n and the largest n of the sweep up to the largest key n (1e6, or where a shorter sweep
 /// ends: 1e4 with `--quick`). `fig9 run` measures the key curves at both back to back, each

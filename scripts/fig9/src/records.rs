@@ -22,7 +22,8 @@ pub const STOPPED: &str = "stopped: budget exceeded";
 pub struct Row {
     pub curve: String,
     pub interface: String,
-    /// "kernel" (TW_IOC_BENCH) or "ioctl" (timed from userspace).
+    /// "kernel" (TW_IOC_BENCH), "ioctl" (timed from userspace) or "pair" (TW_IOC_BENCH_PAIR:
+    /// a module's curve and Linux's, alternated in one call; `method::PAIRS`).
     pub measure: String,
     pub n: u64,
     #[serde(serialize_with = "three_decimals")]

@@ -13,6 +13,11 @@
 //!   of the instance's lock;
 //! - **ioctl**: one more callout, reset from userspace (a cancel and a start ioctl, or one
 //!   TW_IOC_RESET), timed with `Instant`;
+//! - **pair**, at [`KEY_NS`], after each repeat: the comparisons with Linux of [`PAIRS`] in one
+//!   TW_IOC_BENCH_PAIR each, which alternates the module's resets and Linux's a millisecond at a
+//!   time, as many of each as the module's kernel measure of the repeat made: two benches made
+//!   seconds apart compare moments of the machine as much as timers under TCG, where its speed
+//!   moves by up to 2× from one second to the next;
 //!
 //! then, for schemes 6 and 7, TW_BENCH_TICK on the same instance (nothing due) and over a
 //! whole turnover, and TW_IOC_STATS for memory; beside the module's memory at every n, Linux's
@@ -455,7 +460,81 @@ impl Point {
     }
 
     fn has(&self, curve: &Curve) -> bool {
-        self.curves.iter().any(|c| c.name == curve.name)
+        self.curve(curve.name).is_some()
+    }
+
+    /// The curve named `name`, if the point measures it.
+    fn curve(&self, name: &str) -> Option<&Curve> {
+        self.curves.iter().find(|c| c.name == name)
+    }
+}
+
+/// Repeat `rep` of the pair `ours` and `linux` at the key point `p`: the module's reset and Linux's
+/// in one TW_IOC_BENCH_PAIR, which alternates them a millisecond at a time, as many resets of each
+/// as the module's kernel measure of this repeat made; two rows of measure [`PAIR`]. Nothing when
+/// that measure has no row (its failure is reported there).
+fn pair_once(ctx: &mut Ctx, p: &Point, ours: &Curve, linux: &Curve, rep: u32) {
+    let (Target::Facility { scheme, api }, Target::Kernel { kind }) = (ours.target, linux.target)
+    else {
+        return;
+    };
+    let Some(dev) = p.instances.get(&(scheme, api.populate())) else {
+        return;
+    };
+    let measured = ctx.res.fig9.iter().rev().find(|r| {
+        (r.curve.as_str(), r.measure.as_str(), r.n, r.repeat) == (ours.name, "kernel", p.n, rep)
+    });
+    let Some(k) = measured
+        .filter(|r| r.ns_per_op.is_some())
+        .map(|r| r.iterations)
+    else {
+        return;
+    };
+    let seed = seed_for(ctx.setup.seed, PAIR, p.n) ^ u64::from(rep);
+    let half = |kind, n| tw_bench {
+        kind,
+        n,
+        iterations: k,
+        min_ticks: RESET_MIN,
+        spread: RESET_SPREAD,
+        seed,
+        ..tw_bench::default()
+    };
+    let request = tw_bench_pair {
+        instance: half(api.bench_kind(), 0),
+        baseline: half(kind, p.n),
+    };
+    // Each row names the other half: a Linux curve is in pairs with several of the module's.
+    let row = |curve: &Curve, other: &Curve, b: &tw_bench| Row {
+        curve: curve.name.into(),
+        interface: curve.interface().into(),
+        measure: PAIR.into(),
+        n: p.n,
+        ns_per_op: Some(b.elapsed_ns as f64 / k as f64),
+        iterations: k,
+        note: pair_note(other.name),
+        repeat: rep,
+        max_hold_ns: (b.max_hold_ns > 0).then_some(b.max_hold_ns),
+        ..Row::default()
+    };
+    match dev.bench_pair(&request) {
+        Ok(r) => {
+            ctx.res.fig9.push(row(ours, linux, &r.instance));
+            ctx.res.fig9.push(row(linux, ours, &r.baseline));
+        }
+        Err(e) => {
+            let e = annotate(e, "TW_IOC_BENCH_PAIR");
+            ctx.res.errors += 1;
+            ctx.note(format!(
+                "{} with {}: n={}: error: {e}",
+                ours.name, linux.name, p.n
+            ));
+            ctx.res.fig9.push(Row {
+                note: format!("error: {e}"),
+                ns_per_op: None,
+                ..row(ours, linux, &request.instance)
+            });
+        }
     }
 }
 
@@ -481,6 +560,13 @@ fn measure_points(ctx: &mut Ctx, curves: &[Curve], points: &[Point]) {
                 if let [a, b] = rows[..] {
                     ctx.res.fig9[a].paired_n = Some(ctx.res.fig9[b].n);
                     ctx.res.fig9[b].paired_n = Some(ctx.res.fig9[a].n);
+                }
+            }
+        }
+        for p in points.iter().filter(|p| KEY_NS.contains(&p.n)) {
+            for (ours, linux) in PAIRS {
+                if let (Some(a), Some(b)) = (p.curve(ours), p.curve(linux)) {
+                    pair_once(ctx, p, a, b, repeat);
                 }
             }
         }
@@ -1435,6 +1521,73 @@ mod tests {
                 "{curve} {measure}: {key:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_pairs_are_measured_at_the_key_n_in_every_repeat() {
+        let world = World::new(costs);
+        let s = Setup {
+            budget: Duration::from_secs(60),
+            max_n: 1_000_000,
+            repeats: 2,
+            curves: ["scheme7-mod", "linux-timer_list-mod", "scheme7-setcallout"]
+                .map(|c| Curve::by_name(c).unwrap())
+                .to_vec(),
+            ..setup()
+        };
+        let res = run(&s, &world.opener()).unwrap();
+        assert_eq!(res.errors, 0, "{:?}", res.notes);
+        let pairs: Vec<&Row> = res.fig9.iter().filter(|r| r.measure == PAIR).collect();
+        // scheme7-setcallout's partner, linux-timer_list, is not in the run: no pair of it.
+        let key: Vec<(&str, u64, u32)> = pairs
+            .iter()
+            .map(|r| (r.curve.as_str(), r.n, r.repeat))
+            .collect();
+        let mut want = Vec::new();
+        for rep in 0..2 {
+            for n in KEY_NS {
+                want.extend([("scheme7-mod", n, rep), ("linux-timer_list-mod", n, rep)]);
+            }
+        }
+        assert_eq!(key, want, "{pairs:?}");
+        for r in &pairs {
+            // The fake's costs: 60 ns a reset in place, 500 for Linux's timers.
+            let (cost, other) = match r.curve.as_str() {
+                "scheme7-mod" => (60.0, "linux-timer_list-mod"),
+                _ => (500.0, "scheme7-mod"),
+            };
+            assert_eq!(r.ns_per_op, Some(cost), "{r:?}");
+            assert_eq!(r.note, pair_note(other), "{r:?}");
+            // As many resets as the module's kernel measure of the same repeat made.
+            let kernel = res.fig9.iter().find(|k| {
+                (k.curve.as_str(), k.measure.as_str(), k.n, k.repeat)
+                    == ("scheme7-mod", "kernel", r.n, r.repeat)
+            });
+            assert_eq!(Some(r.iterations), kernel.map(|k| k.iterations), "{r:?}");
+        }
+        // The module's half on its instance (n = 0 there), Linux's with n timers.
+        let benches = world.benches.borrow();
+        let iterations = pairs[0].iterations;
+        let halves = benches
+            .windows(2)
+            .filter(|w| w[0].1 == TW_BENCH_MOD && w[1].1 == TW_BENCH_TIMER_LIST_MOD)
+            .filter(|w| w[0].3 == iterations && w[1].3 == iterations);
+        assert!(halves.clone().any(|w| w[0].2 == 1000 && w[1].2 == 1000));
+        // The summary of the kernel measure compares them.
+        let sum = crate::summary::summarize(&res.fig9, "kernel", 1000, 1_000_000);
+        let labels: Vec<&str> = sum.in_pairs.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "n=1000 scheme7-mod / linux-timer_list-mod",
+                "n=1000000 scheme7-mod / linux-timer_list-mod"
+            ]
+        );
+        let r = sum.in_pairs[0].ratio.unwrap();
+        assert!(
+            (r.median - 60.0 / 500.0).abs() < 1e-9 && r.count == 2,
+            "{r:?}"
+        );
     }
 
     #[test]

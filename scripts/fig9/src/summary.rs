@@ -14,6 +14,9 @@
 //! summary says which lines rest on repeats measured apart (files from before the pairs, or
 //! other n).
 
+use crate::method::pair_note;
+use crate::method::PAIR;
+use crate::method::PAIRS;
 use crate::records::point;
 use crate::records::Row;
 use crate::records::Spread;
@@ -65,6 +68,15 @@ fn paired(rows: &[Row], curve: &str, measure: &str, n: u64, other: u64) -> BTree
         .collect()
 }
 
+/// One curve at one n in the pairs measured with `other`, by repeat.
+fn in_pair(rows: &[Row], curve: &str, other: &str, n: u64) -> BTreeMap<u32, f64> {
+    let note = pair_note(other);
+    rows.iter()
+        .filter(|r| r.curve == curve && r.measure == PAIR && r.n == n && r.note == note)
+        .filter_map(|r| r.ns_per_op.map(|v| (r.repeat, v)))
+        .collect()
+}
+
 /// `a / b` repeat by repeat, over the repeats both have.
 pub fn ratio(a: &BTreeMap<u32, f64>, b: &BTreeMap<u32, f64>) -> Option<Spread> {
     Spread::of(a.iter().filter_map(|(rep, x)| b.get(rep).map(|y| x / y)))
@@ -91,6 +103,19 @@ impl Compared {
             a: point(rows, a.0, measure, a.1),
             b: point(rows, b.0, measure, b.1),
             ratio: ratio(&ra, &rb),
+            back_to_back: false,
+        }
+    }
+
+    /// `a` over `b` at `n` as measured in pairs.
+    fn in_pairs(rows: &[Row], a: &str, b: &str, n: u64) -> Self {
+        let ra = in_pair(rows, a, b, n);
+        let rb = in_pair(rows, b, a, n);
+        Compared {
+            label: format!("n={n} {a} / {b}"),
+            ratio: ratio(&ra, &rb),
+            a: Spread::of(ra.into_values()),
+            b: Spread::of(rb.into_values()),
             back_to_back: false,
         }
     }
@@ -139,6 +164,9 @@ pub struct Summary {
     pub in_place: Vec<Compared>,
     /// Scheme 7 over each Linux timer, at both n.
     pub vs_linux: Vec<Compared>,
+    /// The module's curve over Linux's, measured in pairs ([`PAIRS`]), at both n; only in the
+    /// kernel measure's summary, whose benches they are.
+    pub in_pairs: Vec<Compared>,
     pub baseline: Option<Slope>,
     pub baseline_stopped_at: Option<u64>,
     /// The longest lock hold of each curve, in ns, and its n.
@@ -220,6 +248,15 @@ pub fn summarize(rows: &[Row], measure: &str, small_n: u64, large_n: u64) -> Sum
             vs_linux.push(Compared::new(rows, label, (OURS_MOD, n), (l, n), measure));
         }
     }
+    let mut in_pairs = Vec::new();
+    if measure == "kernel" {
+        for n in [small_n, large_n] {
+            for (a, b) in PAIRS {
+                in_pairs.push(Compared::in_pairs(rows, a, b, n));
+            }
+        }
+        in_pairs.retain(|c| c.ratio.is_some());
+    }
     let baseline_stopped_at = rows
         .iter()
         .find(|r| r.curve == BASELINE && r.measure == measure && r.note.starts_with(STOPPED))
@@ -231,6 +268,7 @@ pub fn summarize(rows: &[Row], measure: &str, small_n: u64, large_n: u64) -> Sum
         flatness,
         in_place,
         vs_linux,
+        in_pairs,
         baseline: baseline_slope(rows, measure),
         baseline_stopped_at,
         holds: holds(rows),
@@ -301,6 +339,16 @@ pub fn render(s: &Summary) -> String {
     for c in &s.vs_linux {
         compared(&mut o, c, "");
     }
+    if !s.in_pairs.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nthe module vs Linux timers, measured in pairs (TW_IOC_BENCH_PAIR: each \
+             millisecond of the module's resets followed at once by as many of Linux's)"
+        );
+        for c in &s.in_pairs {
+            compared(&mut o, c, "");
+        }
+    }
     let _ = writeln!(o, "\n{BASELINE}: log-log slope (1.00 = linear in n)");
     match &s.baseline {
         Some(sl) => {
@@ -360,6 +408,46 @@ mod tests {
             note: note.into(),
             ..Row::default()
         }
+    }
+
+    #[test]
+    fn pairs_compare_each_linux_row_with_its_own_partner() {
+        let mut rows = Vec::new();
+        for rep in 0..3 {
+            for (curve, note, ns) in [
+                ("scheme7-mod", "with linux-timer_list-mod", 60.0),
+                ("linux-timer_list-mod", "with scheme7-mod", 200.0),
+                ("scheme6-mod", "with linux-timer_list-mod", 80.0),
+                ("linux-timer_list-mod", "with scheme6-mod", 100.0),
+                // The unpaired kernel measure is not read for the pairs.
+                ("linux-timer_list-mod", "", 1.0),
+            ] {
+                let measure = if note.is_empty() { "kernel" } else { PAIR };
+                rows.push(Row {
+                    measure: measure.into(),
+                    repeat: rep,
+                    ..row(curve, 1000, Some(ns + f64::from(rep)), note)
+                });
+            }
+        }
+        let s = summarize(&rows, "kernel", 1000, 1_000_000);
+        let got: Vec<(&str, f64)> = s
+            .in_pairs
+            .iter()
+            .map(|c| (c.label.as_str(), c.ratio.unwrap().median))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("n=1000 scheme7-mod / linux-timer_list-mod", 61.0 / 201.0),
+                ("n=1000 scheme6-mod / linux-timer_list-mod", 81.0 / 101.0),
+            ]
+        );
+        assert!(render(&s).contains("measured in pairs"));
+        // Not in the ioctl measure's summary: the pairs are kernel benches.
+        assert!(summarize(&rows, "ioctl", 1000, 1_000_000)
+            .in_pairs
+            .is_empty());
     }
 
     fn synthetic() -> Vec<Row> {
