@@ -491,18 +491,9 @@ fn pair_once(ctx: &mut Ctx, p: &Point, ours: &Curve, linux: &Curve, rep: u32) {
         return;
     };
     let seed = seed_for(ctx.setup.seed, PAIR, p.n) ^ u64::from(rep);
-    let half = |kind, n| tw_bench {
-        kind,
-        n,
-        iterations: k,
-        min_ticks: RESET_MIN,
-        spread: RESET_SPREAD,
-        seed,
-        ..tw_bench::default()
-    };
     let request = tw_bench_pair {
-        instance: half(api.bench_kind(), 0),
-        baseline: half(kind, p.n),
+        instance: bench_request(api.bench_kind(), 0, k, seed),
+        baseline: bench_request(kind, p.n, k, seed),
     };
     // Each row names the other half: a Linux curve is in pairs with several of the module's.
     let row = |curve: &Curve, other: &Curve, b: &tw_bench| Row {
@@ -829,6 +820,20 @@ fn check_results(ops: &[tw_op], what: &str) -> io::Result<()> {
     )))
 }
 
+/// A TW_IOC_BENCH request of `k` resets of `kind` with `n` kernel timers: the reset timer's
+/// deadlines in [`RESET_MIN`, `RESET_MIN` + `RESET_SPREAD`).
+fn bench_request(kind: u32, n: u64, k: u64, seed: u64) -> tw_bench {
+    tw_bench {
+        kind,
+        n,
+        iterations: k,
+        min_ticks: RESET_MIN,
+        spread: RESET_SPREAD,
+        seed,
+        ..tw_bench::default()
+    }
+}
+
 /// `k` iterations of TW_IOC_BENCH of `kind`: the nanoseconds they took. The longest hold of
 /// the lock so far goes to `hold`.
 fn bench(
@@ -840,15 +845,7 @@ fn bench(
     hold: &Cell<Option<u64>>,
 ) -> io::Result<u64> {
     let b = dev
-        .bench(&tw_bench {
-            kind,
-            n,
-            iterations: k,
-            min_ticks: RESET_MIN,
-            spread: RESET_SPREAD,
-            seed,
-            ..tw_bench::default()
-        })
+        .bench(&bench_request(kind, n, k, seed))
         .map_err(|e| annotate(e, "TW_IOC_BENCH"))?;
     if b.max_hold_ns > 0 {
         hold.set(Some(hold.get().unwrap_or(0).max(b.max_hold_ns)));
@@ -1163,6 +1160,18 @@ mod tests {
         }
     }
 
+    /// A sweep of `curves` up to n = 1e6 with `repeats` repeats and time to spare: the key n
+    /// and their pairs all measured.
+    fn to_the_key_n(curves: &[&str], repeats: u32) -> Setup {
+        Setup {
+            budget: Duration::from_secs(60),
+            max_n: 1_000_000,
+            repeats,
+            curves: curves.iter().map(|c| Curve::by_name(c).unwrap()).collect(),
+            ..setup()
+        }
+    }
+
     #[test]
     fn a_stopped_key_curve_is_still_measured_at_the_key_n() {
         let s = setup();
@@ -1406,13 +1415,10 @@ mod tests {
         let world = World::new(|_, _, _| Ok(100));
         let s = Setup {
             quick: true,
-            budget: Duration::from_secs(60),
-            max_n: 1_000_000,
-            repeats: 3,
-            curves: ["scheme7-mod", "linux-timer_list", "scheme1-setcallout"]
-                .map(|c| Curve::by_name(c).unwrap())
-                .to_vec(),
-            ..setup()
+            ..to_the_key_n(
+                &["scheme7-mod", "linux-timer_list", "scheme1-setcallout"],
+                3,
+            )
         };
         let res = run(&s, &world.opener()).unwrap();
         assert_eq!(res.errors, 0, "{:?}", res.notes);
@@ -1479,15 +1485,10 @@ mod tests {
         // operations of the rows elsewhere (KEY_TIME_FACTOR, 5), the ioctl measure's and the
         // other curves' on as many as ever.
         let world = World::new(|_, _, _| Ok(100));
-        let s = Setup {
-            budget: Duration::from_secs(60),
-            max_n: 1_000_000,
-            repeats: 2,
-            curves: ["scheme7-mod", "linux-timer_list", "scheme1-setcallout"]
-                .map(|c| Curve::by_name(c).unwrap())
-                .to_vec(),
-            ..setup()
-        };
+        let s = to_the_key_n(
+            &["scheme7-mod", "linux-timer_list", "scheme1-setcallout"],
+            2,
+        );
         let res = run(&s, &world.opener()).unwrap();
         assert_eq!(res.errors, 0, "{:?}", res.notes);
         let iterations = |curve: &str, measure: &str, key: bool| {
@@ -1526,15 +1527,10 @@ mod tests {
     #[test]
     fn the_pairs_are_measured_at_the_key_n_in_every_repeat() {
         let world = World::new(costs);
-        let s = Setup {
-            budget: Duration::from_secs(60),
-            max_n: 1_000_000,
-            repeats: 2,
-            curves: ["scheme7-mod", "linux-timer_list-mod", "scheme7-setcallout"]
-                .map(|c| Curve::by_name(c).unwrap())
-                .to_vec(),
-            ..setup()
-        };
+        let s = to_the_key_n(
+            &["scheme7-mod", "linux-timer_list-mod", "scheme7-setcallout"],
+            2,
+        );
         let res = run(&s, &world.opener()).unwrap();
         assert_eq!(res.errors, 0, "{:?}", res.notes);
         let pairs: Vec<&Row> = res.fig9.iter().filter(|r| r.measure == PAIR).collect();
