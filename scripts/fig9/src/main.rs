@@ -106,8 +106,8 @@ enum Command {
     /// the curves; the curves of schemes 6, 7 and Linux are measured at n = 1e3 when the sweep
     /// reaches n = 1e6 (1e4 with --quick), each repeat just before the same repeat there, so that
     /// their flatness compares costs measured seconds apart, not minutes; their kernel measure at n
-    /// = 1e3 and 1e6 is timed 5 times longer than the other points' (100 ms a repeat), so that one
-    /// repeat's figure does not rest on a moment of the machine; and at n = 1e3 and 1e6, after each
+    /// = 1e3 and 1e6 is timed 5 times longer than the other points' (100 ms a repeat), so that the
+    /// emulator's short stalls weigh less in a repeat's figure; and at n = 1e3 and 1e6, after each
     /// repeat, schemes 6 and 7 against linux-timer_list in pairs: one TW_IOC_BENCH_PAIR alternates
     /// the module's resets and Linux's a millisecond at a time, so that their ratio holds while the
     /// machine's speed moves (rows of measure "pair"). Also ns per tick (TW_BENCH_TICK) for schemes

@@ -37,9 +37,8 @@
 //!
 //! The time: a point's repeats of one measure are timed over 100 ms in all (20 ms with
 //! `--quick`), split among the repeats, and the key curves' kernel measure at [`KEY_NS`] over
-//! [`KEY_TIME_FACTOR`] times as long: the machine's speed under TCG moves from one window of
-//! 20 ms to the next, for Linux's timers as for the module's, and the README's ratios rest on
-//! those points.
+//! [`KEY_TIME_FACTOR`] times as long, so that the emulator's short stalls weigh less in the
+//! figures the README's comparison rests on.
 //!
 //! The budget: a point's repeats of one measure share `--budget-ms`. A measure that cannot fit
 //! its minimum iterations in its share gets a row noted [`STOPPED`] and is not run at larger n;
@@ -144,11 +143,11 @@ struct Plans {
     key_linux: Plan,
 }
 
-/// How many times longer the kernel measure of a key point is timed than the others'. Under
-/// TCG the machine's speed moves by up to 2× from one 20 ms window to the next, for Linux's
-/// timers as for the module's, and a point measured in one such window a repeat could put a
-/// run's median ratio anywhere in that spread; over 100 ms a repeat's figure of one curve
-/// moves by a few percent. Few points are key, so the run takes seconds longer, not minutes.
+/// How many times longer the kernel measure of a key point is timed than the others': a
+/// repeat's figure over 100 ms weighs the emulator's short stalls less than one over 20 ms. The
+/// machine's slower changes of speed, over seconds, it does not remove; the pairs
+/// (TW_IOC_BENCH_PAIR) take those out of the comparisons with Linux. Few points are key, so the
+/// run takes seconds longer, not minutes.
 const KEY_TIME_FACTOR: u32 = 5;
 
 /// Whether `curve` at `n` is one of the points the README's comparison rests on.

@@ -2,7 +2,8 @@
 
 //! The numbers the closing note needs, from fig9.csv: how flat the wheels are (cost at a large
 //! n over cost at a small n), what a reset in place saves over cancel + start, how scheme 7
-//! compares with the kernel's own timers, how the traditional BSD list grows (its slope on
+//! compares with the kernel's own timers (and schemes 6 and 7 with `timer_list` in the pairs of
+//! TW_IOC_BENCH_PAIR, rows of measure `pair`), how the traditional BSD list grows (its slope on
 //! log-log: 1 is linear), the longest lock hold of each curve, and (from wakeups.csv) how often
 //! an instance wakes with nothing to do.
 //!
