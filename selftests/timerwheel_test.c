@@ -1321,9 +1321,21 @@ static int stress_call(struct stresser *w, int *call)
 		struct tw_bench b = { .kind = 1 + rnd(s) % 8, .n = rnd(s) % 200,
 				      .iterations = rnd(s) % 200, .spread = 1 + rnd(s) % 10000,
 				      .seed = rnd(s) };
+		struct tw_bench_pair p;
 
 		b.min_ticks = rnd(s) % 2 ? TW_MIN_BASELINE_TICKS : rnd(s) % 1000;
-		return ioctl(fd, TW_IOC_BENCH, &b);
+		if (rnd(s) % 2)
+			return ioctl(fd, TW_IOC_BENCH, &b);
+		/* This bench beside one of Linux's timer_list, in a pair: mostly a valid one. */
+		p.instance = b;
+		p.instance.n = rnd(s) % 4 ? 0 : b.n;
+		p.baseline = b;
+		p.baseline.kind = rnd(s) % 2 ? TW_BENCH_TIMER_LIST : TW_BENCH_TIMER_LIST_MOD;
+		if (rnd(s) % 4 == 0)
+			p.baseline.kind = 1 + rnd(s) % 8;
+		p.baseline.min_ticks = rnd(s) % 4 ? TW_MIN_BASELINE_TICKS : b.min_ticks;
+		p.baseline.iterations += rnd(s) % 8 == 0;
+		return ioctl(fd, TW_IOC_BENCH_PAIR, &p);
 	}
 	default: {
 		struct tw_stats st;
