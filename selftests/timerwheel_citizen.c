@@ -2192,29 +2192,15 @@ TEST_F_TIMEOUT(slow_start, a_batch_waiting_for_a_long_one_restarts_with_sa_resta
 	waiting_call_restarts(_metadata, self->fd, 1);
 }
 
+/*
+ * A signal ends a bench of the instance's resets, and a pair of them with Linux's timer_list
+ * (TW_IOC_BENCH_PAIR), each walking the list over many holds: EINTR, and nothing of either
+ * left behind.
+ */
 TEST_F_TIMEOUT(slow_start, a_signal_ends_a_bench, 300)
 {
 	struct tw_bench b = { .kind = TW_BENCH_SETCALLOUT, .iterations = TW_MAX_BENCH_ITERATIONS,
 			      .min_ticks = SLOW_FAR + 1, .spread = 1000, .seed = 1 };
-	struct tw_stats st;
-	__u64 late;
-	int ret, err;
-
-	if (self->fd < 0)
-		return;
-	ret = interrupted_ioctl(_metadata, self->fd, TW_IOC_BENCH, &b, 200, &late);
-	err = errno;
-	SKIP_IF_UNSIGNALLED(late);
-	ASSERT_EQ(-1, ret);
-	EXPECT_EQ(EINTR, err);
-	/* Nothing of the bench is left behind. */
-	ASSERT_EQ(0, get_stats(self->fd, &st));
-	EXPECT_EQ(SLOW_N, st.outstanding);
-	EXPECT_GE(hold_work_of(self->fd), st.max_hold_work);
-}
-
-TEST_F_TIMEOUT(slow_start, a_signal_ends_a_pair_bench, 300)
-{
 	struct tw_bench_pair p = {
 		.instance = { .kind = TW_BENCH_MOD, .iterations = TW_MAX_BENCH_ITERATIONS,
 			      .min_ticks = SLOW_FAR + 1, .spread = 1000, .seed = 1 },
@@ -2222,24 +2208,31 @@ TEST_F_TIMEOUT(slow_start, a_signal_ends_a_pair_bench, 300)
 			      .iterations = TW_MAX_BENCH_ITERATIONS,
 			      .min_ticks = TW_MIN_BASELINE_TICKS, .spread = 1000, .seed = 2 },
 	};
+	const struct {
+		unsigned long request;
+		void *arg;
+	} calls[] = { { TW_IOC_BENCH, &b }, { TW_IOC_BENCH_PAIR, &p } };
 	struct tw_stats st;
 	__u64 late;
+	unsigned int i;
 	int ret, err;
 
 	if (self->fd < 0)
 		return;
-	ret = interrupted_ioctl(_metadata, self->fd, TW_IOC_BENCH_PAIR, &p, 200, &late);
-	err = errno;
-	SKIP_IF_UNSIGNALLED(late);
-	ASSERT_EQ(-1, ret);
-	EXPECT_EQ(EINTR, err);
-	/*
-	 * Nothing of the bench is left behind, and a short one runs as usual (its resets ahead of
-	 * every callout on the list: no long walks).
-	 */
-	ASSERT_EQ(0, get_stats(self->fd, &st));
-	EXPECT_EQ(SLOW_N, st.outstanding);
-	EXPECT_GE(hold_work_of(self->fd), st.max_hold_work);
+	for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		TH_LOG("request %#lx", calls[i].request);
+		ret = interrupted_ioctl(_metadata, self->fd, calls[i].request, calls[i].arg, 200,
+					&late);
+		err = errno;
+		SKIP_IF_UNSIGNALLED(late);
+		ASSERT_EQ(-1, ret);
+		EXPECT_EQ(EINTR, err);
+		/* Nothing of the bench is left behind. */
+		ASSERT_EQ(0, get_stats(self->fd, &st));
+		EXPECT_EQ(SLOW_N, st.outstanding);
+		EXPECT_GE(hold_work_of(self->fd), st.max_hold_work);
+	}
+	/* A short pair runs as usual (its resets ahead of every callout: no long walks). */
 	p.instance.min_ticks = 2;
 	p.instance.iterations = p.baseline.iterations = 100;
 	EXPECT_EQ(0, ioctl(self->fd, TW_IOC_BENCH_PAIR, &p)) TH_LOG("%s", strerror(errno));
