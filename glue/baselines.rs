@@ -37,6 +37,7 @@ use kernel::{
     time::{
         delay::fsleep,
         hrtimer::{
+            ArcHrTimerHandle,
             HrTimer,
             HrTimerCallback,
             HrTimerCallbackContext,
@@ -504,51 +505,135 @@ fn bench_hr_delta(ticks: u64) -> Delta {
 
 /// Linux's hrtimer: `n` pending hrtimers, one more cancelled and restarted `iterations` times.
 pub(crate) fn bench_hrtimer(b: &tw_bench) -> Result<u64> {
-    let n = b.n as usize;
-    // Each timer is an `Arc` of its own (the data and a count), its handle a pointer: refused
-    // at once beyond the memory available, and granted until all are made.
-    let each = core::mem::size_of::<BenchHrTimer>() + 3 * core::mem::size_of::<usize>();
-    let grant = reserve(n.saturating_mul(each)).ok_or(ENOMEM)?;
-    let mut rng = Rng::new(b.seed);
-    let mut pending = Deferred::new(Chunked(KVVec::with_capacity(
-        n,
-        GFP_KERNEL_ACCOUNT | __GFP_NOWARN,
-    )?));
-    for i in 0..n {
-        if interrupted(i) {
-            return Err(EINTR);
+    let mut bench = HrTimerBench::new(b)?;
+    let ns = bench.resets(b.iterations)?;
+    bench.take_down();
+    Ok(ns)
+}
+
+/// The hrtimer bench made and ready: `n` pending hrtimers and one more, which
+/// [`HrTimerBench::resets`] cancels and starts again; a bench of its own ([`bench_hrtimer`]) or
+/// one half of a pair. Dropped, the pending timers go to the teardown queue.
+pub(crate) struct HrTimerBench {
+    pending: Deferred<Chunked<ArcHrTimerHandle<BenchHrTimer>>>,
+    extra: Arc<BenchHrTimer>,
+    /// The reset timer's handle: dropping it cancels the timer.
+    handle: Option<ArcHrTimerHandle<BenchHrTimer>>,
+    rng: Rng,
+    min_ticks: u64,
+    spread: u64,
+}
+
+impl HrTimerBench {
+    /// Makes and starts the hrtimers of `b` (TW_BENCH_HRTIMER).
+    pub(crate) fn new(b: &tw_bench) -> Result<Self> {
+        let n = b.n as usize;
+        // Each timer is an `Arc` of its own (the data and a count), its handle a pointer:
+        // refused at once beyond the memory available, and granted until all are made.
+        let each = core::mem::size_of::<BenchHrTimer>() + 3 * core::mem::size_of::<usize>();
+        let grant = reserve(n.saturating_mul(each)).ok_or(ENOMEM)?;
+        let mut rng = Rng::new(b.seed);
+        let mut pending = Deferred::new(Chunked(KVVec::with_capacity(
+            n,
+            GFP_KERNEL_ACCOUNT | __GFP_NOWARN,
+        )?));
+        for i in 0..n {
+            if interrupted(i) {
+                return Err(EINTR);
+            }
+            let t = Arc::pin_init(
+                pin_init!(BenchHrTimer { timer <- HrTimer::new() }),
+                GFP_KERNEL_ACCOUNT,
+            )?;
+            let d = bench_hr_delta(rng.within(b.min_ticks / 2, b.min_ticks / 2));
+            // Within the capacity reserved above: no allocation.
+            pending.0.push(t.start(d), GFP_KERNEL_ACCOUNT)?;
         }
-        let t = Arc::pin_init(
+        drop(grant);
+        let extra = Arc::pin_init(
             pin_init!(BenchHrTimer { timer <- HrTimer::new() }),
-            GFP_KERNEL_ACCOUNT,
+            GFP_KERNEL,
         )?;
-        let d = bench_hr_delta(rng.within(b.min_ticks / 2, b.min_ticks / 2));
-        // Within the capacity reserved above: no allocation.
-        pending.0.push(t.start(d), GFP_KERNEL_ACCOUNT)?;
-    }
-    drop(grant);
-    let extra = Arc::pin_init(
-        pin_init!(BenchHrTimer { timer <- HrTimer::new() }),
-        GFP_KERNEL,
-    )?;
-    let mut handle = Some(
-        extra
-            .clone()
-            .start(bench_hr_delta(rng.within(b.min_ticks, b.spread))),
-    );
-    let ns = timed_in_chunks(b.iterations, || {
-        // Dropping the handle cancels the timer: hrtimer_cancel, then hrtimer_start.
-        drop(handle.take());
-        handle = Some(
+        let handle = Some(
             extra
                 .clone()
                 .start(bench_hr_delta(rng.within(b.min_ticks, b.spread))),
         );
-    })?;
-    // Dropping the handles cancels every timer before its memory goes.
-    drop(handle);
-    pending.take_down();
-    Ok(ns)
+        Ok(HrTimerBench {
+            pending,
+            extra,
+            handle,
+            rng,
+            min_ticks: b.min_ticks,
+            spread: b.spread,
+        })
+    }
+
+    /// `k` resets of the reset timer (`hrtimer_cancel`, then `hrtimer_start`), timed: their
+    /// time.
+    pub(crate) fn resets(&mut self, k: u64) -> Result<u64> {
+        let Self {
+            extra,
+            handle,
+            rng,
+            min_ticks,
+            spread,
+            ..
+        } = self;
+        timed_in_chunks(k, || {
+            // Dropping the handle cancels the timer.
+            drop(handle.take());
+            *handle = Some(
+                extra
+                    .clone()
+                    .start(bench_hr_delta(rng.within(*min_ticks, *spread))),
+            );
+        })
+    }
+
+    /// Cancels the reset timer, then takes the pending ones down here, until a signal is
+    /// pending (see [`Deferred::take_down`]).
+    pub(crate) fn take_down(mut self) {
+        drop(self.handle.take());
+        self.pending.take_down();
+    }
+}
+
+/// Linux's half of a `TW_IOC_BENCH_PAIR`: a timer_list bench or an hrtimer bench, made and
+/// ready.
+pub(crate) enum LinuxBench {
+    TimerList(TimerListBench),
+    HrTimer(HrTimerBench),
+}
+
+impl LinuxBench {
+    /// Makes the bench of `b`: TW_BENCH_TIMER_LIST, TW_BENCH_TIMER_LIST_MOD or
+    /// TW_BENCH_HRTIMER (EINVAL for another kind).
+    pub(crate) fn new(b: &tw_bench) -> Result<Self> {
+        match b.kind {
+            TW_BENCH_TIMER_LIST | TW_BENCH_TIMER_LIST_MOD => {
+                Ok(Self::TimerList(TimerListBench::new(b)?))
+            }
+            TW_BENCH_HRTIMER => Ok(Self::HrTimer(HrTimerBench::new(b)?)),
+            _ => Err(EINVAL),
+        }
+    }
+
+    /// `k` resets, timed: their time.
+    pub(crate) fn resets(&mut self, k: u64) -> Result<u64> {
+        match self {
+            Self::TimerList(t) => t.resets(k),
+            Self::HrTimer(h) => h.resets(k),
+        }
+    }
+
+    /// Takes the timers down here, until a signal is pending.
+    pub(crate) fn take_down(self) {
+        match self {
+            Self::TimerList(t) => t.take_down(),
+            Self::HrTimer(h) => h.take_down(),
+        }
+    }
 }
 
 /// A vector of up to millions of timer handles, dropped (each timer cancelled) a chunk at a

@@ -18,7 +18,7 @@ use crate::{
         bench_hrtimer,
         bench_timer_list,
         wait_for_teardowns,
-        TimerListBench, //
+        LinuxBench, //
     },
     instance::{
         between_holds,
@@ -112,8 +112,9 @@ impl Instance {
         w.write(&b)
     }
 
-    /// `TW_IOC_BENCH_PAIR`: an instance's resets and Linux's `timer_list` resets, alternated:
-    /// after each [`PAIR_SLICE_NS`] of the instance's resets, in holds, as many of Linux's.
+    /// `TW_IOC_BENCH_PAIR`: an instance's resets and Linux's (a `timer_list` or an hrtimer),
+    /// alternated: after each [`PAIR_SLICE_NS`] of the instance's resets, in holds, as many of
+    /// Linux's.
     pub(crate) fn ioctl_bench_pair(&self, user: UserSlice) -> Result {
         let (mut r, mut w) = user.reader_writer();
         let mut p: tw_bench_pair = r.read()?;
@@ -124,7 +125,7 @@ impl Instance {
             TW_BENCH_SETCALLOUT | TW_BENCH_TIMEOUT | TW_BENCH_MOD
         ) || !matches!(
             p.baseline.kind,
-            TW_BENCH_TIMER_LIST | TW_BENCH_TIMER_LIST_MOD
+            TW_BENCH_TIMER_LIST | TW_BENCH_TIMER_LIST_MOD | TW_BENCH_HRTIMER
         ) || p.instance.iterations != p.baseline.iterations
         {
             return Err(EINVAL);
@@ -132,7 +133,7 @@ impl Instance {
         // Before the Linux timers are made: a bench on the wrong instance fails at once.
         self.manual()?;
         wait_for_teardowns()?;
-        let mut linux = TimerListBench::new(&p.baseline)?;
+        let mut linux = LinuxBench::new(&p.baseline)?;
         let mut linux_ns = 0;
         let (ns, max_hold) = self.bench_resets(&p.instance, &mut |k| {
             linux_ns += linux.resets(k)?;

@@ -653,7 +653,17 @@ TEST_F(instance, pair_benches_alternate_the_instance_and_linux_timers)
 	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_BENCH_PAIR, &p)) TH_LOG("pair: %s", strerror(errno));
 	EXPECT_LT(0, p.instance.elapsed_ns);
 	EXPECT_LT(0, p.baseline.elapsed_ns);
-	/* Nothing of the bench is left behind. */
+	/* Reset in place against hrtimer_cancel + hrtimer_start. */
+	bad = p;
+	bad.instance.kind = TW_BENCH_MOD;
+	bad.baseline.kind = TW_BENCH_HRTIMER;
+	bad.instance.elapsed_ns = bad.baseline.elapsed_ns = 0;
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_BENCH_PAIR, &bad)) TH_LOG("pair: %s", strerror(errno));
+	EXPECT_LT(0, bad.instance.elapsed_ns);
+	EXPECT_LT(0, bad.instance.max_hold_ns);
+	EXPECT_LT(0, bad.baseline.elapsed_ns);
+	EXPECT_EQ(0, bad.baseline.max_hold_ns);
+	/* Nothing of the benches is left behind. */
 	ASSERT_EQ(0, get_stats(self->fd, &st));
 	EXPECT_EQ(0, st.outstanding);
 	/* Iterations that differ, a kind of neither half, either half invalid: EINVAL. */
@@ -666,7 +676,7 @@ TEST_F(instance, pair_benches_alternate_the_instance_and_linux_timers)
 	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_BENCH_PAIR, &bad));
 	EXPECT_EQ(EINVAL, errno);
 	bad = p;
-	bad.baseline.kind = TW_BENCH_HRTIMER;
+	bad.baseline.kind = TW_BENCH_TICK;
 	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_BENCH_PAIR, &bad));
 	EXPECT_EQ(EINVAL, errno);
 	bad = p;
@@ -1326,11 +1336,12 @@ static int stress_call(struct stresser *w, int *call)
 		b.min_ticks = rnd(s) % 2 ? TW_MIN_BASELINE_TICKS : rnd(s) % 1000;
 		if (rnd(s) % 2)
 			return ioctl(fd, TW_IOC_BENCH, &b);
-		/* This bench beside one of Linux's timer_list, in a pair: mostly a valid one. */
+		/* This bench beside one of Linux's timers, in a pair: mostly a valid one. */
 		p.instance = b;
 		p.instance.n = rnd(s) % 4 ? 0 : b.n;
 		p.baseline = b;
-		p.baseline.kind = rnd(s) % 2 ? TW_BENCH_TIMER_LIST : TW_BENCH_TIMER_LIST_MOD;
+		p.baseline.kind = (int[]){ TW_BENCH_TIMER_LIST, TW_BENCH_TIMER_LIST_MOD,
+					   TW_BENCH_HRTIMER }[rnd(s) % 3];
 		if (rnd(s) % 4 == 0)
 			p.baseline.kind = 1 + rnd(s) % 8;
 		p.baseline.min_ticks = rnd(s) % 4 ? TW_MIN_BASELINE_TICKS : b.min_ticks;

@@ -435,9 +435,9 @@ struct tw_bench {
  * apart compare moments of the machine as much as timers, while here each millisecond or so of this
  * instance's resets (in holds, as TW_IOC_BENCH makes them) is followed at once by as many resets of
  * Linux's timer, and the two times are summed apart. `instance` is TW_BENCH_SETCALLOUT,
- * TW_BENCH_TIMEOUT or TW_BENCH_MOD on this instance, `baseline` TW_BENCH_TIMER_LIST or
- * TW_BENCH_TIMER_LIST_MOD, each as for TW_IOC_BENCH, with the same iterations; the n timers of
- * `baseline` are made first. Each half's elapsed_ns is written back, and the instance's
+ * TW_BENCH_TIMEOUT or TW_BENCH_MOD on this instance, `baseline` TW_BENCH_TIMER_LIST,
+ * TW_BENCH_TIMER_LIST_MOD or TW_BENCH_HRTIMER, each as for TW_IOC_BENCH, with the same
+ * iterations; the n timers of `baseline` are made first. Each half's elapsed_ns is written back, and the instance's
  * max_hold_ns.
  * Errors: as TW_IOC_BENCH for either half; EINVAL also for another kind in either, or
  *         iterations that differ

@@ -220,7 +220,7 @@ impl Instance for Fake {
             TW_BENCH_SETCALLOUT | TW_BENCH_TIMEOUT | TW_BENCH_MOD
         ) && matches!(
             p.baseline.kind,
-            TW_BENCH_TIMER_LIST | TW_BENCH_TIMER_LIST_MOD
+            TW_BENCH_TIMER_LIST | TW_BENCH_TIMER_LIST_MOD | TW_BENCH_HRTIMER
         );
         if !kinds || p.instance.iterations != p.baseline.iterations {
             return Err(errno(22));

@@ -108,12 +108,12 @@ enum Command {
     /// their flatness compares costs measured seconds apart, not minutes; their kernel measure at n
     /// = 1e3 and 1e6 is timed 5 times longer than the other points' (100 ms a repeat), so that the
     /// emulator's short stalls weigh less in a repeat's figure; and at n = 1e3 and 1e6, after each
-    /// repeat, schemes 6 and 7 against linux-timer_list in pairs: one TW_IOC_BENCH_PAIR alternates
-    /// the module's resets and Linux's a millisecond at a time, so that their ratio holds while the
-    /// machine's speed moves (rows of measure "pair"). Also ns per tick (TW_BENCH_TICK) for schemes
-    /// 6 and 7, bytes per callout (TW_IOC_STATS) beside the sizes of Linux's struct timer_list and
-    /// struct hrtimer in the running kernel (TW_IOC_INFO), and wakeups per second on the real
-    /// clock.
+    /// repeat, schemes 6 and 7 against linux-timer_list and scheme 7's reset in place against
+    /// linux-hrtimer in pairs: one TW_IOC_BENCH_PAIR alternates the module's resets and Linux's a
+    /// millisecond at a time, so that their ratio holds while the machine's speed moves (rows of
+    /// measure "pair"). Also ns per tick (TW_BENCH_TICK) for schemes 6 and 7, bytes per callout
+    /// (TW_IOC_STATS) beside the sizes of Linux's struct timer_list and struct hrtimer in the
+    /// running kernel (TW_IOC_INFO), and wakeups per second on the real clock.
     ///
     /// Writes DIR/fig9.csv, tick.csv, memory.csv, wakeups.csv, results.md, fig9.svg,
     /// fig9-ioctl.svg, tick.svg.
@@ -128,12 +128,12 @@ enum Command {
     ///
     /// Prints, from fig9.csv: the flatness of schemes 6 and 7 (cost at n=large / cost at n=small),
     /// the reset in place against cancel + start, scheme 7 against linux-timer_list and
-    /// linux-hrtimer at both n, and (measure kernel) schemes 6 and 7 against linux-timer_list as
-    /// measured in pairs (TW_IOC_BENCH_PAIR, the rows of measure "pair"), the log-log slope of the
-    /// traditional BSD list over its points with n >= 100, the longest lock hold of each curve,
-    /// and the wakeups of wakeups.csv. Costs are medians over the repeats; ratios are taken repeat
-    /// by repeat, median [min–max], the flatness over the repeats `fig9 run` measured back to
-    /// back at the two n (paired_n).
+    /// linux-hrtimer at both n, and (measure kernel) schemes 6 and 7 against linux-timer_list,
+    /// scheme 7's reset in place against linux-hrtimer, as measured in pairs (TW_IOC_BENCH_PAIR,
+    /// the rows of measure "pair"), the log-log slope of the traditional BSD list over its points
+    /// with n >= 100, the longest lock hold of each curve, and the wakeups of wakeups.csv. Costs
+    /// are medians over the repeats; ratios are taken repeat by repeat, median [min–max], the
+    /// flatness over the repeats `fig9 run` measured back to back at the two n (paired_n).
     Summary(SummaryArgs),
     /// Wakeups per second of idle and sparse instances on the real clock, periodic and tickless.
     ///

@@ -131,8 +131,9 @@ pub const KEY_NS: [u64; 2] = [1000, 1_000_000];
 /// The comparisons with Linux also measured in pairs at [`KEY_NS`]: the module's curve and
 /// Linux's, in one TW_IOC_BENCH_PAIR that alternates them a millisecond at a time (the measure
 /// [`PAIR`]), so that their ratio does not rest on the machine's speed at two moments.
-pub const PAIRS: [(&str, &str); 4] = [
+pub const PAIRS: [(&str, &str); 5] = [
     ("scheme7-mod", "linux-timer_list-mod"),
+    ("scheme7-mod", "linux-hrtimer"),
     ("scheme7-setcallout", "linux-timer_list"),
     ("scheme6-mod", "linux-timer_list-mod"),
     ("scheme6-setcallout", "linux-timer_list"),

@@ -1527,7 +1527,12 @@ mod tests {
     fn the_pairs_are_measured_at_the_key_n_in_every_repeat() {
         let world = World::new(costs);
         let s = to_the_key_n(
-            &["scheme7-mod", "linux-timer_list-mod", "scheme7-setcallout"],
+            &[
+                "scheme7-mod",
+                "linux-timer_list-mod",
+                "linux-hrtimer",
+                "scheme7-setcallout",
+            ],
             2,
         );
         let res = run(&s, &world.opener()).unwrap();
@@ -1542,17 +1547,21 @@ mod tests {
         for rep in 0..2 {
             for n in KEY_NS {
                 want.extend([("scheme7-mod", n, rep), ("linux-timer_list-mod", n, rep)]);
+                want.extend([("scheme7-mod", n, rep), ("linux-hrtimer", n, rep)]);
             }
         }
         assert_eq!(key, want, "{pairs:?}");
-        for r in &pairs {
-            // The fake's costs: 60 ns a reset in place, 500 for Linux's timers.
-            let (cost, other) = match r.curve.as_str() {
-                "scheme7-mod" => (60.0, "linux-timer_list-mod"),
-                _ => (500.0, "scheme7-mod"),
+        for (i, r) in pairs.iter().enumerate() {
+            // The fake's costs: 60 ns a reset in place, 500 for Linux's timers. The module's
+            // half comes first, and each row names the other half.
+            let other = pairs[i ^ 1];
+            let cost = if r.curve == "scheme7-mod" {
+                60.0
+            } else {
+                500.0
             };
             assert_eq!(r.ns_per_op, Some(cost), "{r:?}");
-            assert_eq!(r.note, pair_note(other), "{r:?}");
+            assert_eq!(r.note, pair_note(&other.curve), "{r:?}");
             // As many resets as the module's kernel measure of the same repeat made.
             let kernel = res.fig9.iter().find(|k| {
                 (k.curve.as_str(), k.measure.as_str(), k.n, k.repeat)
@@ -1568,6 +1577,10 @@ mod tests {
             .filter(|w| w[0].1 == TW_BENCH_MOD && w[1].1 == TW_BENCH_TIMER_LIST_MOD)
             .filter(|w| w[0].3 == iterations && w[1].3 == iterations);
         assert!(halves.clone().any(|w| w[0].2 == 1000 && w[1].2 == 1000));
+        let with_hrtimer = benches
+            .windows(2)
+            .filter(|w| w[0].1 == TW_BENCH_MOD && w[1].1 == TW_BENCH_HRTIMER);
+        assert!(with_hrtimer.clone().any(|w| w[1].2 == 1_000_000));
         // The summary of the kernel measure compares them.
         let sum = crate::summary::summarize(&res.fig9, "kernel", 1000, 1_000_000);
         let labels: Vec<&str> = sum.in_pairs.iter().map(|c| c.label.as_str()).collect();
@@ -1575,7 +1588,9 @@ mod tests {
             labels,
             [
                 "n=1000 scheme7-mod / linux-timer_list-mod",
-                "n=1000000 scheme7-mod / linux-timer_list-mod"
+                "n=1000 scheme7-mod / linux-hrtimer",
+                "n=1000000 scheme7-mod / linux-timer_list-mod",
+                "n=1000000 scheme7-mod / linux-hrtimer"
             ]
         );
         let r = sum.in_pairs[0].ratio.unwrap();

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The numbers the closing note needs, from fig9.csv: how flat the wheels are (cost at a large
-//! n over cost at a small n), what a reset in place saves over cancel + start, how scheme 7
-//! compares with the kernel's own timers (and schemes 6 and 7 with `timer_list` in the pairs of
-//! TW_IOC_BENCH_PAIR, rows of measure `pair`), how the traditional BSD list grows (its slope on
-//! log-log: 1 is linear), the longest lock hold of each curve, and (from wakeups.csv) how often
-//! an instance wakes with nothing to do.
+//! The numbers the closing note needs, from fig9.csv: how flat the wheels are (cost at a large n
+//! over cost at a small n), what a reset in place saves over cancel + start, how scheme 7 compares
+//! with the kernel's own timers (and schemes 6 and 7 with `timer_list`, scheme 7 with hrtimer, in
+//! the pairs of TW_IOC_BENCH_PAIR, rows of measure `pair`), how the traditional BSD list grows (its
+//! slope on log-log: 1 is linear), the longest lock hold of each curve, and (from wakeups.csv) how
+//! often an instance wakes with nothing to do.
 //!
 //! A ratio is taken repeat by repeat (repeat i of one point over repeat i of the other: measured
 //! side by side, interleaved) and reported as the median of those ratios with their range. The
