@@ -5,6 +5,7 @@
 
 use crate::method::FAR_HI;
 use crate::method::FAR_LO;
+use crate::method::PAIR;
 use crate::method::RESET_MIN;
 use crate::method::RESET_SPREAD;
 use crate::records::MemoryRow;
@@ -14,6 +15,8 @@ use crate::records::TickRow;
 use crate::records::WakeupRow;
 use crate::records::STOPPED;
 use crate::run::Results;
+use crate::summary::pairs_at;
+use crate::summary::ratio_text;
 use std::fmt::Write as _;
 
 /// A cost in ns with three significant digits or so.
@@ -162,6 +165,27 @@ fn memory_table(rows: &[MemoryRow]) -> String {
     })
 }
 
+/// The module's resets over Linux's as measured in pairs (TW_IOC_BENCH_PAIR), at every n the
+/// run has pairs at: each half's median ns and range, and their ratio repeat by repeat.
+fn pair_table(rows: &[Row]) -> String {
+    let ns = all_n(rows.iter().filter(|r| r.measure == PAIR).map(|r| r.n));
+    let mut o = String::from(
+        "| pair | the module, ns | Linux, ns | ratio, median [range] |\n|---|---:|---:|---:|\n",
+    );
+    for c in pairs_at(rows, &ns) {
+        let spread = |s: Option<Spread>| s.as_ref().map(fmt_spread).unwrap_or_default();
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} |",
+            c.label,
+            spread(c.a),
+            spread(c.b),
+            ratio_text(c.ratio)
+        );
+    }
+    o
+}
+
 /// The whole of results.md; `setup` describes the run (options, device).
 pub fn results_md(r: &Results, wakeups: &[WakeupRow], setup: &str) -> String {
     let mut o = String::new();
@@ -188,6 +212,14 @@ pub fn results_md(r: &Results, wakeups: &[WakeupRow], setup: &str) -> String {
         "\n## Reset cost, ioctl measure (userspace: a cancel and a start ioctl per reset; -mod: one TW_IOC_RESET), ns\n"
     );
     o.push_str(&fig9_table(&r.fig9, "ioctl"));
+    if r.fig9.iter().any(|row| row.measure == PAIR) {
+        let _ = writeln!(
+            o,
+            "\n## The module against Linux in pairs (TW_IOC_BENCH_PAIR: each millisecond of the \
+             module's resets followed at once by as many of Linux's), kernel measure\n"
+        );
+        o.push_str(&pair_table(&r.fig9));
+    }
     let _ = writeln!(
         o,
         "\n## Per-tick bookkeeping (TW_BENCH_TICK, nothing due), ns per tick\n"
@@ -319,6 +351,38 @@ mod tests {
         );
         assert!(md.contains("sizeof(struct timer_list)"), "{md}");
         assert!(md.contains(&t), "{md}");
+    }
+
+    #[test]
+    fn the_pairs_have_a_table_of_their_own() {
+        let mut res = Results {
+            fig9: vec![row("scheme7-mod", 1000, Some(1.0), "")],
+            ..Results::default()
+        };
+        assert!(!results_md(&res, &[], "").contains("in pairs"));
+        for rep in 0..3 {
+            for (curve, note, ns) in [
+                ("scheme7-mod", "with linux-hrtimer", 100.0),
+                ("linux-hrtimer", "with scheme7-mod", 400.0),
+                ("scheme7-mod", "with linux-timer_list-mod", 150.0),
+                ("linux-timer_list-mod", "with scheme7-mod", 300.0),
+            ] {
+                res.fig9.push(Row {
+                    measure: PAIR.into(),
+                    repeat: rep,
+                    ..row(curve, 1_000_000, Some(ns + f64::from(rep)), note)
+                });
+            }
+        }
+        let md = results_md(&res, &[], "");
+        assert!(md.contains("## The module against Linux in pairs"), "{md}");
+        // Each module row over its own partner's, in the order of PAIRS.
+        let mod_timer = "| n=1000000 scheme7-mod / linux-timer_list-mod | 151 (150–152) | \
+                         301 (300–302) | 0.50 [0.50–0.50] |";
+        let hrtimer = "| n=1000000 scheme7-mod / linux-hrtimer | 101 (100–102) | 401 (400–402) \
+                       | 0.25 [0.25–0.25] |";
+        let (a, b) = (md.find(mod_timer), md.find(hrtimer));
+        assert!(a.is_some() && b.is_some() && a < b, "{md}");
     }
 
     #[test]

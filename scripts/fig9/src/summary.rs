@@ -228,6 +228,18 @@ fn holds(rows: &[Row]) -> Vec<(String, u64, u64)> {
     out
 }
 
+/// The comparisons of [`PAIRS`] at each of `ns`, as measured in pairs: those with a ratio.
+pub fn pairs_at(rows: &[Row], ns: &[u64]) -> Vec<Compared> {
+    let mut out = Vec::new();
+    for &n in ns {
+        for (a, b) in PAIRS {
+            out.push(Compared::in_pairs(rows, a, b, n));
+        }
+    }
+    out.retain(|c| c.ratio.is_some());
+    out
+}
+
 pub fn summarize(rows: &[Row], measure: &str, small_n: u64, large_n: u64) -> Summary {
     let flatness = FLAT_CURVES
         .iter()
@@ -251,12 +263,7 @@ pub fn summarize(rows: &[Row], measure: &str, small_n: u64, large_n: u64) -> Sum
     }
     let mut in_pairs = Vec::new();
     if measure == "kernel" {
-        for n in [small_n, large_n] {
-            for (a, b) in PAIRS {
-                in_pairs.push(Compared::in_pairs(rows, a, b, n));
-            }
-        }
-        in_pairs.retain(|c| c.ratio.is_some());
+        in_pairs = pairs_at(rows, &[small_n, large_n]);
     }
     let baseline_stopped_at = rows
         .iter()
@@ -282,7 +289,7 @@ fn ns(v: Option<Spread>) -> String {
 }
 
 /// `1.25 [1.10–1.40]`: the median ratio and its range over the repeats.
-fn ratio_text(v: Option<Spread>) -> String {
+pub fn ratio_text(v: Option<Spread>) -> String {
     match v {
         Some(s) if s.count > 1 => format!("{:.2} [{:.2}–{:.2}]", s.median, s.min, s.max),
         Some(s) => format!("{:.2}", s.median),
