@@ -437,8 +437,8 @@ struct tw_bench {
  * Linux's timer, and the two times are summed apart. `instance` is TW_BENCH_SETCALLOUT,
  * TW_BENCH_TIMEOUT or TW_BENCH_MOD on this instance, `baseline` TW_BENCH_TIMER_LIST,
  * TW_BENCH_TIMER_LIST_MOD or TW_BENCH_HRTIMER, each as for TW_IOC_BENCH, with the same
- * iterations; the n timers of `baseline` are made first. Each half's elapsed_ns is written back, and the instance's
- * max_hold_ns.
+ * iterations; the n timers of `baseline` are made first. Each half's elapsed_ns is written back,
+ * and the instance's max_hold_ns.
  * Errors: as TW_IOC_BENCH for either half; EINVAL also for another kind in either, or
  *         iterations that differ
  */
