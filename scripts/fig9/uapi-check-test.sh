@@ -6,10 +6,22 @@
 # TW_UAPI_HEADER, and expects each to fail with the check's message; then against the header
 # itself, which must pass. Nothing in the tree is changed.
 #
-#   scripts/fig9/uapi-check-test.sh
+#   scripts/fig9/uapi-check-test.sh [--help]
 #
 # Prints "N passed, N failed"; exits 0 only if every case behaved.
 set -uo pipefail
+
+case "${1:-}" in
+-h | --help)
+	sed -n '4,11s/^# \{0,1\}//p' "$0"
+	exit 0
+	;;
+"") ;;
+*)
+	echo "uapi-check-test.sh: takes no arguments (--help)" >&2
+	exit 2
+	;;
+esac
 
 here=$(cd "$(dirname "$0")" && pwd)
 header=$here/../../include/uapi/timerwheel.h
