@@ -4,7 +4,8 @@
 # kselftest for rust_timerwheel's load and unload: insmod, the KUnit suite it runs, modinfo, an
 # open file holding the module, rmmod, a reload. KTAP output; exit 4 (skip) when it cannot run.
 #
-#   selftests/timerwheel.sh [MODULE.ko]     (default: ../rust_timerwheel.ko beside this folder)
+#   selftests/timerwheel.sh [--help | MODULE.ko]
+#       (MODULE.ko by default: ../rust_timerwheel.ko beside this folder)
 #
 # Run by `make run_tests` after the harness tests (which need the module loaded), with the
 # module as KSELFTEST_TIMERWHEEL_SH_ARGS. If the module is loaded when it starts, it first
@@ -14,6 +15,12 @@
 # KSFT_DIR: a kernel tree's tools/testing/selftests, for ktap_helpers.sh (default: the runner's
 # BASE_DIR, then ../ beside this folder as in a kernel tree).
 DIR="$(dirname "$(readlink -f "$0")")"
+case "${1:-}" in
+-h | --help)
+	sed -n '4,16s/^# \{0,1\}//p' "$0"
+	exit 0
+	;;
+esac
 KO=${1:-$DIR/../rust_timerwheel.ko}
 
 KTAP_HELPERS="${KSFT_DIR:-${BASE_DIR:-$DIR/..}}/kselftest/ktap_helpers.sh"
