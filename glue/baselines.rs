@@ -388,16 +388,8 @@ fn interrupted(i: usize) -> bool {
     i % CHUNK as usize == CHUNK as usize - 1 && between_holds()
 }
 
-/// The Linux timer wheel: `n` pending `timer_list`s, one more reset `iterations` times.
-pub(crate) fn bench_timer_list(b: &tw_bench) -> Result<u64> {
-    let mut bench = TimerListBench::new(b)?;
-    let ns = bench.resets(b.iterations)?;
-    bench.take_down();
-    Ok(ns)
-}
-
 /// The timer_list bench made and ready: `n` pending `timer_list`s and one more, which
-/// [`TimerListBench::resets`] resets; a bench of its own ([`bench_timer_list`]) or one half of
+/// [`TimerListBench::resets`] resets; a bench of its own ([`LinuxBench::run`]) or one half of
 /// a pair (`TW_IOC_BENCH_PAIR`). Dropped, its timers go to the teardown queue.
 pub(crate) struct TimerListBench {
     timers: Deferred<TimerArray>,
@@ -503,16 +495,8 @@ fn bench_hr_delta(ticks: u64) -> Delta {
     Delta::from_millis(ticks as i64)
 }
 
-/// Linux's hrtimer: `n` pending hrtimers, one more cancelled and restarted `iterations` times.
-pub(crate) fn bench_hrtimer(b: &tw_bench) -> Result<u64> {
-    let mut bench = HrTimerBench::new(b)?;
-    let ns = bench.resets(b.iterations)?;
-    bench.take_down();
-    Ok(ns)
-}
-
 /// The hrtimer bench made and ready: `n` pending hrtimers and one more, which
-/// [`HrTimerBench::resets`] cancels and starts again; a bench of its own ([`bench_hrtimer`]) or
+/// [`HrTimerBench::resets`] cancels and starts again; a bench of its own ([`LinuxBench::run`]) or
 /// one half of a pair. Dropped, the pending timers go to the teardown queue.
 pub(crate) struct HrTimerBench {
     pending: Deferred<Chunked<ArcHrTimerHandle<BenchHrTimer>>>,
@@ -599,8 +583,10 @@ impl HrTimerBench {
     }
 }
 
-/// Linux's half of a `TW_IOC_BENCH_PAIR`: a timer_list bench or an hrtimer bench, made and
-/// ready.
+/// A bench of Linux's timers, made and ready: a timer_list bench (`n` pending `timer_list`s,
+/// one more reset) or an hrtimer bench (`n` pending hrtimers, one more cancelled and started
+/// again); a `TW_IOC_BENCH` of its own ([`LinuxBench::run`]) or Linux's half of a
+/// `TW_IOC_BENCH_PAIR`.
 pub(crate) enum LinuxBench {
     TimerList(TimerListBench),
     HrTimer(HrTimerBench),
@@ -617,6 +603,14 @@ impl LinuxBench {
             TW_BENCH_HRTIMER => Ok(Self::HrTimer(HrTimerBench::new(b)?)),
             _ => Err(EINVAL),
         }
+    }
+
+    /// The bench of `b` on its own: made, `b.iterations` resets timed, taken down; their time.
+    pub(crate) fn run(b: &tw_bench) -> Result<u64> {
+        let mut bench = Self::new(b)?;
+        let ns = bench.resets(b.iterations)?;
+        bench.take_down();
+        Ok(ns)
     }
 
     /// `k` resets, timed: their time.

@@ -15,8 +15,6 @@ use kernel::{prelude::*, uaccess::UserSlice};
 
 use crate::{
     baselines::{
-        bench_hrtimer,
-        bench_timer_list,
         wait_for_teardowns,
         LinuxBench, //
     },
@@ -103,8 +101,9 @@ impl Instance {
                 self.bench_resets(&b, &mut |_| Ok(()))?
             }
             TW_BENCH_TICK => self.bench_ticks(&b)?,
-            TW_BENCH_TIMER_LIST | TW_BENCH_TIMER_LIST_MOD => (bench_timer_list(&b)?, 0),
-            TW_BENCH_HRTIMER => (bench_hrtimer(&b)?, 0),
+            TW_BENCH_TIMER_LIST | TW_BENCH_TIMER_LIST_MOD | TW_BENCH_HRTIMER => {
+                (LinuxBench::run(&b)?, 0)
+            }
             _ => return Err(EINVAL),
         };
         b.elapsed_ns = ns;
