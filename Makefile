@@ -7,6 +7,7 @@
 #   make KDIR=/path/to/linux  # against another tree (built with the same LLVM)
 #   make CLIPPY=1             # the same, linted by clippy
 #   make MO=DIR               # objects and the .ko in DIR instead of here
+#   make TW_ALIGN_FUNCTIONS=1 # every function on a 4 KiB boundary (benchmarks under TCG)
 #   make clean
 
 TW_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rust_timerwheel

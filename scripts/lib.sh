@@ -62,13 +62,14 @@ die() {
 }
 
 # build_module FLAVOUR [MAKE ARGS...]: rust_timerwheel.ko against the cached FLAVOUR kernel, into
-# $TW_CACHE/module-FLAVOUR (printed on stdout), from scratch. Kbuild builds an external module
-# out of tree only when the tree holds no objects of its own, so an in-tree build is cleaned.
+# $TW_CACHE/module-FLAVOUR, or $TW_MODULE_DIR if set (printed on stdout), from scratch. Kbuild
+# builds an external module out of tree only when the tree holds no objects of its own, so an
+# in-tree build is cleaned.
 build_module() {
 	local flavour=$1 kdir mo
 	shift
 	kdir=$("$TW_TOP/scripts/build-kernel.sh" --print-dir "$flavour") || return 1
-	mo=$TW_CACHE/module-$flavour
+	mo=${TW_MODULE_DIR:-$TW_CACHE/module-$flavour}
 	mkdir -p "$mo"
 	make -s -C "$TW_TOP" KDIR="$kdir" clean >/dev/null 2>&1
 	make -s -C "$TW_TOP" KDIR="$kdir" MO="$mo" clean >/dev/null 2>&1

@@ -4,6 +4,7 @@
 # The main job: reproduce Figure 9 of Varghese & Lauck on Linux.
 #
 #   scripts/run.sh [--quick] [--kernel perf|debug] [--out DIR] [--timeout SECONDS]
+#                  [--budget-ms MS] [--align-functions]
 #
 #   --quick     a small sweep (n up to 1e4, short points): a smoke test, a few minutes
 #   --kernel    which cached kernel to boot (default perf: no KASAN, lockdep or kmemleak, whose
@@ -11,6 +12,12 @@
 #   --out DIR   where the results go (default results/fig9)
 #   --timeout   bound on the guest (default 2400 s; --quick: 900 s)
 #   --budget-ms time allowed per point before an O(n) curve stops (default 10000; --quick: 500)
+#   --align-functions
+#               build the module with every function on a 4 KiB boundary (make
+#               TW_ALIGN_FUNCTIONS=1): under TCG a jump across a page is not chained, so the same
+#               code costs up to 1.5x more where the linker happens to split it across two
+#               (doc/fig9-runs.md); aligned, a function shorter than a page keeps its cost
+#               whatever changes elsewhere in the module
 #
 # Steps: the setup (as root), the kernel (cached after the first run), rust_timerwheel.ko built
 # against it (into the cache, not the tree), the fig9 tool; then, in a virtme-ng guest, insmod
@@ -24,6 +31,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 quick=()
+align=()
 flavour=perf
 out=$TW_TOP/results/fig9
 timeout_s=
@@ -39,6 +47,7 @@ while [ $# -gt 0 ]; do
 	--out) out=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
 	--budget-ms) budget=$2; shift 2 ;;
+	--align-functions) align=(TW_ALIGN_FUNCTIONS=1); shift ;;
 	*) die "unknown option '$1' (see --help)" ;;
 	esac
 done
@@ -54,8 +63,8 @@ else
 	log "not root: skipping setup.sh (it needs apt); assuming the toolchain is installed"
 fi
 kdir=$("$here/build-kernel.sh" --print-dir "$flavour")
-log "building rust_timerwheel.ko against the $flavour kernel"
-mo=$(build_module "$flavour")
+log "building rust_timerwheel.ko against the $flavour kernel ${align[*]}"
+mo=$(build_module "$flavour" "${align[@]}")
 
 log "building the fig9 tool"
 # Into the cache, whatever CARGO_TARGET_DIR the caller has: the guest runs it from there.
@@ -70,6 +79,11 @@ accel=$(cat "$out/accel")
 {
 	echo "Figure 9 run of $(date -u +%Y-%m-%d): kernel $flavour ($(basename "$kdir")), guest under $accel,"
 	echo "host: $(nproc) CPUs, $(awk '/model name/ { $1 = $2 = $3 = ""; print; exit }' /proc/cpuinfo | sed 's/^ *//')"
+	if [ ${#align[@]} -gt 0 ]; then
+		echo "module: every function on a 4 KiB boundary (--align-functions)"
+	else
+		echo "module: as make builds it by default (functions where the linker puts them)"
+	fi
 	echo
 	"$fig9" summary --csv "$out/fig9.csv"
 } | tee "$out/summary.txt"

@@ -25,7 +25,9 @@
 #             with CLIPPY=1 against the debug kernel and against the perf kernel (into the
 #             cache): any warning (rustc, clippy, objtool, modpost) fails the step; the build
 #             against the perf kernel, when it is not in the cache, is skipped, and the summary
-#             says so; the selftests built with the kernel's kselftest lib.mk
+#             says so; the build for benchmarks under TCG (TW_ALIGN_FUNCTIONS=1) against the
+#             debug kernel, every function of it on a 4 KiB boundary; the selftests built with
+#             the kernel's kselftest lib.mk
 #   vm        in a virtme-ng guest on the debug kernel (KASAN, lockdep, kmemleak, lockup and
 #             stall detectors): insmod, `make -C selftests run_tests` (timerwheel_test,
 #             timerwheel_citizen, then timerwheel.sh: load, KUnit, unload): each program's
@@ -232,10 +234,27 @@ module_against() {
 	log "rust_timerwheel.ko against the $flavour kernel: no warning"
 }
 
+# The build for benchmarks under TCG (make TW_ALIGN_FUNCTIONS=1, scripts/run.sh
+# --align-functions), against the debug kernel into a directory of its own: every function of the
+# module's Rust (symbols _R...) on a 4 KiB boundary.
+aligned_build() {
+	local mo funcs off
+	mo=$(TW_MODULE_DIR=$TW_CACHE/module-debug-aligned build_module debug TW_ALIGN_FUNCTIONS=1) || return 1
+	funcs=$(nm "$mo/rust_timerwheel.ko" | awk '$2 ~ /^[tT]$/ && $3 ~ /^_R/' | wc -l)
+	off=$(nm "$mo/rust_timerwheel.ko" | awk '$2 ~ /^[tT]$/ && $3 ~ /^_R/ && $1 !~ /000$/')
+	if [ "$funcs" = 0 ] || [ -n "$off" ]; then
+		log "TW_ALIGN_FUNCTIONS=1: $funcs functions, these off a 4 KiB boundary:"
+		printf '%s\n' "$off" | head -20 >&2
+		return 1
+	fi
+	log "TW_ALIGN_FUNCTIONS=1: all $funcs functions on a 4 KiB boundary"
+}
+
 # The module must be formatted as the kernel formats Rust and build warning-free against both
 # kernels; the selftests build with the kernel's lib.mk.
 module_build() {
 	rustfmt --edition 2021 --config-path "$(kernel_src)/.rustfmt.toml" --check "$TW_TOP/rust_timerwheel.rs" || return 1
+	aligned_build || return 1
 	module_against debug || return 1
 	if "$here/build-kernel.sh" --cached perf; then
 		module_against perf || return 1
