@@ -240,8 +240,9 @@ module_against() {
 aligned_build() {
 	local mo funcs off
 	mo=$(TW_MODULE_DIR=$TW_CACHE/module-debug-aligned build_module debug TW_ALIGN_FUNCTIONS=1) || return 1
-	funcs=$(nm "$mo/rust_timerwheel.ko" | awk '$2 ~ /^[tT]$/ && $3 ~ /^_R/' | wc -l)
-	off=$(nm "$mo/rust_timerwheel.ko" | awk '$2 ~ /^[tT]$/ && $3 ~ /^_R/ && $1 !~ /000$/')
+	# The kernel build's own nm (LLVM=-19, from setup.sh's llvm-19), not binutils'.
+	funcs=$(llvm-nm-19 "$mo/rust_timerwheel.ko" | awk '$2 ~ /^[tT]$/ && $3 ~ /^_R/' | wc -l)
+	off=$(llvm-nm-19 "$mo/rust_timerwheel.ko" | awk '$2 ~ /^[tT]$/ && $3 ~ /^_R/ && $1 !~ /000$/')
 	if [ "$funcs" = 0 ] || [ -n "$off" ]; then
 		log "TW_ALIGN_FUNCTIONS=1: $funcs functions, these off a 4 KiB boundary:"
 		printf '%s\n' "$off" | head -20 >&2
