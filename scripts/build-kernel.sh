@@ -5,8 +5,9 @@
 #
 #   scripts/build-kernel.sh [--print-dir | --cached] [debug|perf]
 #
-#   debug  (default) the test kernel: KASAN, lockdep, kmemleak, debug objects, KUnit, and the
-#          soft/hard-lockup, hung-task and RCU-stall detectors
+#   debug  (default) the test kernel: KASAN, lockdep, kmemleak, debug objects, KUnit, the
+#          soft/hard-lockup, hung-task and RCU-stall detectors, and Rust's overflow checks and
+#          debug assertions
 #   perf   the benchmark kernel: no debug instrumentation
 #
 # The source is unpacked once into $TW_CACHE/src and patched with scripts/kernel-patches/*.patch;
