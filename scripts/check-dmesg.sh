@@ -53,6 +53,7 @@ patterns=(
 	'Oops|Oops'
 	'GPF|general protection fault'
 	'panic|Kernel panic'
+	'Rust panic|panicked at '                   # the kernel crate's panic handler, before its BUG()
 	'kmemleak|unreferenced object 0x'
 	'UBSAN|UBSAN: '
 	'KUnit|^[[:space:]]*# .*: not ok '          # a failed KUnit case (nested KTAP in dmesg)

@@ -123,6 +123,7 @@ dmesg_reports=(
 	'WARNING: CPU: 1 PID: 301 at kernel/time/hrtimer.c:1277 hrtimer_start_range_ns+0x1/0x2'
 	'BUG: sleeping function called from invalid context at kernel/locking/mutex.c:580'
 	'Oops: general protection fault, probably for non-canonical address 0xdffffc0000000000: 0000 [#1] SMP KASAN'
+	'rust_kernel: panicked at glue/state.rs:72:38:'
 	'unreferenced object 0xffff888012345678 (size 64):'
 	'    not ok 3 ring_drops_are_counted'
 	'    # rust_timerwheel: not ok 2 instance_tests'
