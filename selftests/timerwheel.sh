@@ -48,7 +48,7 @@ fi
 
 was_loaded=0
 loaded && was_loaded=1
-ktap_set_plan 9
+ktap_set_plan 11
 
 # 1. The module loaded before us unloads: every file of the tests before is closed.
 if [ "$was_loaded" = 0 ]; then
@@ -122,6 +122,34 @@ if loaded && rmmod rust_timerwheel && [ ! -e /dev/timerwheel ]; then
 else
 	ktap_test_fail "rmmod removes the module and /dev/timerwheel"
 fi
+
+# 7b. The bounds of both parameters load, and the harness tests whose work depends on them pass
+# there: those that time the real clock name its period (user space cannot read tick_us: a Rust
+# module's parameters do not show in sysfs), and those that scale with W stay within the other
+# limits (scheme 4's MaxInterval).
+for params in "tick_us=100 hold_work=4096" "tick_us=1000000 hold_work=192"; do
+	what="insmod $params: the tests of the real clock's period and of W pass"
+	if [ ! -x "$DIR/timerwheel_test" ] || [ ! -x "$DIR/timerwheel_citizen" ]; then
+		ktap_test_skip "$what (the harness tests are not built)"
+		continue
+	fi
+	# shellcheck disable=SC2086 # two parameters
+	if ! insmod "$KO" $params || [ ! -c /dev/timerwheel ]; then
+		loaded && rmmod rust_timerwheel
+		ktap_test_fail "$what (insmod failed)"
+		continue
+	fi
+	out=$("$DIR/timerwheel_test" -t real_clock_fires_1000_callouts_over_1s_never_early \
+		-t instance_benches_time_resets_whose_placement_spans_holds 2>&1 &&
+		"$DIR/timerwheel_citizen" -t poll_waits_for_the_real_clock 2>&1)
+	rc=$?
+	if rmmod rust_timerwheel && [ "$rc" = 0 ]; then
+		ktap_test_pass "$what"
+	else
+		printf '%s\n' "$out" | grep -E '^(not ok|# .*(Expected|Test failed))' | head -n 20 | sed 's/^/# /'
+		ktap_test_fail "$what"
+	fi
+done
 
 # 8. A second load and unload works (no state left behind); leave it as we found it.
 if insmod "$KO" && [ -c /dev/timerwheel ] && { [ "$was_loaded" = 1 ] || rmmod rust_timerwheel; }; then

@@ -195,14 +195,16 @@ FIXTURE_TEARDOWN(instance)
 		close(self->fd);
 }
 
-static int configure_flags(int fd, const FIXTURE_VARIANT(instance) *v, __u32 clock,
-			   __u32 capacity, __u64 start, __u32 flags)
+/* A tick_ns of 0 takes the module's tick_us, whatever the module was loaded with. */
+static int configure_tick(int fd, const FIXTURE_VARIANT(instance) *v, __u32 clock,
+			  __u32 capacity, __u64 start, __u32 flags, __u64 tick_ns)
 {
 	struct tw_config c = {
 		.scheme = v->scheme,
 		.clock = clock,
 		.capacity = capacity,
 		.slots = v->slots,
+		.tick_ns = tick_ns,
 		.start_tick = start,
 		.ring = 65536,
 		.budget = 65536,
@@ -210,6 +212,12 @@ static int configure_flags(int fd, const FIXTURE_VARIANT(instance) *v, __u32 clo
 	};
 
 	return ioctl(fd, TW_IOC_CONFIGURE, &c);
+}
+
+static int configure_flags(int fd, const FIXTURE_VARIANT(instance) *v, __u32 clock,
+			   __u32 capacity, __u64 start, __u32 flags)
+{
+	return configure_tick(fd, v, clock, capacity, start, flags, 0);
 }
 
 static int configure(int fd, const FIXTURE_VARIANT(instance) *v, __u32 clock, __u32 capacity,
@@ -722,11 +730,12 @@ TEST_F(instance, instance_benches_time_resets_whose_placement_spans_holds)
 	w = hold_work_of(self->fd);
 	ASSERT_EQ(0, configure(self->fd, variant, TW_CLOCK_MANUAL, 4 * w, START));
 	/*
-	 * 3 W callouts due before every time the bench draws: on scheme 2's sorted list, each
-	 * start of the bench's callout walks past them all, over several holds.
+	 * 3 W callouts due before every time the bench draws (2,000 ticks on), whatever W: on
+	 * scheme 2's sorted list, each start of the bench's callout walks past them all, over
+	 * several holds.
 	 */
 	for (i = 0; i < 3 * w; i++)
-		ASSERT_EQ(0, set_callout(self->fd, 10 + i, i, NULL));
+		ASSERT_EQ(0, set_callout(self->fd, 10 + i % 1990, i, NULL));
 	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_BENCH, &b)) TH_LOG("bench: %s", strerror(errno));
 	/* Only the holds that arm the bench's own callout go untimed, not the resets'. */
 	EXPECT_LT(0, b.elapsed_ns);
@@ -951,9 +960,12 @@ TEST_F_TIMEOUT(instance, real_clock_fires_1000_callouts_over_1s_never_early, 120
 
 	if (self->fd < 0)
 		return;
-	/* The clock starts inside TW_IOC_CONFIGURE: tick d comes no sooner than d ms after t0. */
+	/*
+	 * The clock starts inside TW_IOC_CONFIGURE: tick d comes no sooner than d ms after t0. The
+	 * period is named, not left to the module's tick_us, which user space cannot read.
+	 */
 	t0 = now_ns();
-	ASSERT_EQ(0, configure(self->fd, variant, TW_CLOCK_REAL, N, 0));
+	ASSERT_EQ(0, configure_tick(self->fd, variant, TW_CLOCK_REAL, N, 0, 0, 1000000));
 	for (i = 0; i < N; i++)
 		ASSERT_EQ(0, set_callout(self->fd, 1 + i, i, NULL));
 	alarm(60);
