@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # kselftest for rust_timerwheel's load and unload: insmod, the KUnit suite it runs, modinfo, an
-# open file holding the module, rmmod, a reload. KTAP output; exit 4 (skip) when it cannot run.
+# open file holding the module, rmmod, loads at the bounds of both parameters (with the harness
+# tests that depend on them), a reload. KTAP output; exit 4 (skip) when it cannot run.
 #
 #   selftests/timerwheel.sh [--help | MODULE.ko]
 #       (MODULE.ko by default: ../rust_timerwheel.ko beside this folder)
@@ -17,7 +18,7 @@
 DIR="$(dirname "$(readlink -f "$0")")"
 case "${1:-}" in
 -h | --help)
-	sed -n '4,16s/^# \{0,1\}//p' "$0"
+	sed -n '4,17s/^# \{0,1\}//p' "$0"
 	exit 0
 	;;
 esac
