@@ -196,9 +196,15 @@ impl State {
     }
 
     /// Brings a real clock's scheme up to the tick the real clock has reached, within `work`
-    /// (idle ticks cost nothing), and returns how many ticks it is still behind (under
-    /// overload), so that an interval counts from the real tick: a tickless clock stands still
-    /// while nothing is due, and a callout set then must not be early.
+    /// (idle ticks cost nothing), and returns how many ticks it is still behind, so that an
+    /// interval counts from the real tick: a tickless clock stands still while nothing is due,
+    /// and a callout set then must not be early.
+    ///
+    /// Under overload (`behind`: the hrtimer callback ran out of work and continues a period
+    /// later) the catch-up is left to the callback: done here it would take the rest of every
+    /// start's hold, and a batch would set one callout a hold. The lag is added instead, the
+    /// same absolute deadline. While `behind`, the hrtimer stays armed for the next period
+    /// (`next_arm`), so the catch-up goes on however many callouts are set or cancelled.
     fn catch_up(&mut self, work: &mut Work) -> u64 {
         let Some(c) = &self.configured else {
             return 0;
@@ -207,9 +213,8 @@ impl State {
             return 0;
         }
         let real = c.time.tick_at(Instant::now());
-        if self.run_to(real, Some(real), work) {
-            // Caught up: the callback need not come back for the next tick.
-            self.behind = false;
+        if !self.behind {
+            self.run_to(real, Some(real), work);
         }
         let now = self
             .configured
@@ -1100,6 +1105,51 @@ mod tests {
         }
         // The last one cancelled: armed for nothing at all.
         assert!(st.armed_early(None, &mut Work::new(8)));
+    }
+
+    #[test]
+    fn a_start_behind_leaves_the_catch_up_to_the_clock() {
+        // Scheme 6 on one slot with the real clock at its shortest period: every tick visits
+        // the callout pending, so catching up costs work.
+        let p = Params::from_uapi(
+            &tw_config {
+                scheme: TW_SCHEME_HASHED_UNSORTED,
+                clock: TW_CLOCK_REAL,
+                capacity: 64,
+                slots: 1,
+                ring: 4,
+                tick_ns: TW_MIN_TICK_NS,
+                ..tw_config::default()
+            },
+            TW_DEFAULT_TICK_NS,
+        )
+        .unwrap();
+        let mut st = State::new();
+        st.install(p.callouts().unwrap(), p, Ring::new(p.ring).unwrap());
+        let far = st.set(1 << 40, 0, 1, &mut Work::unlimited()).unwrap();
+        let (time, start) = {
+            let c = st.configured.as_ref().unwrap();
+            (c.time, c.callouts.scheme().now())
+        };
+        // However fast the machine, wait until the real clock is a few ticks ahead.
+        let ahead = || time.tick_at(Instant::now()).wrapping_sub(start);
+        while ahead() < 4 {
+            core::hint::spin_loop();
+        }
+        // Behind: a start sets its callout at once, the clock where it stood, and counts the
+        // interval from the real tick all the same.
+        st.behind = true;
+        let real = time.tick_at(Instant::now());
+        let h = st.set(1 << 20, 0, 2, &mut Work::new(8)).unwrap();
+        assert_eq!(st.snapshot().now, start);
+        let due = st.deadline(h).unwrap();
+        assert!(!after(real.wrapping_add(1 << 20), due));
+        // Not behind: a start runs the clock towards the real tick first.
+        st.behind = false;
+        st.set(1 << 20, 0, 3, &mut Work::unlimited()).unwrap();
+        assert!(!after(real, st.snapshot().now));
+        assert_eq!(st.deadline(h), Some(due));
+        assert_eq!(st.deadline(far), Some(start.wrapping_add(1 << 40)));
     }
 
     #[test]
