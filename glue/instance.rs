@@ -718,6 +718,7 @@ fn ioctl_info(mut w: UserSliceWriter) -> Result {
         // bindings generated for the running kernel's configuration.
         timer_list_bytes: core::mem::size_of::<kernel::bindings::timer_list>() as u32,
         hrtimer_bytes: core::mem::size_of::<kernel::bindings::hrtimer>() as u32,
+        tick_ns: crate::default_tick_ns(),
     };
     w.write(&info)
 }

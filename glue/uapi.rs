@@ -56,7 +56,7 @@ macro_rules! plain_bytes {
 }
 
 plain_bytes! {
-    tw_info = 5,
+    tw_info = 6,
     tw_config = 6,
     tw_set = 4,
     tw_reset = 3,

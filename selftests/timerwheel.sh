@@ -125,11 +125,12 @@ else
 fi
 
 # 7b. The bounds of both parameters load, and the harness tests whose work depends on them pass
-# there: those that time the real clock name its period (user space cannot read tick_us: a Rust
-# module's parameters do not show in sysfs), and those that scale with W stay within the other
-# limits (scheme 4's MaxInterval).
+# there: TW_IOC_INFO reports the tick_us loaded (a Rust module's parameters do not show in
+# sysfs) and an instance that takes it ticks at that period, those that time the real clock
+# name their period, and those that scale with W stay within the other limits (scheme 4's
+# MaxInterval).
 for params in "tick_us=100 hold_work=4096" "tick_us=1000000 hold_work=192"; do
-	what="insmod $params: the tests of the real clock's period and of W pass"
+	what="insmod $params: TW_IOC_INFO reports its tick, the tests of the real clock's period and of W pass"
 	if [ ! -x "$DIR/timerwheel_test" ] || [ ! -x "$DIR/timerwheel_citizen" ]; then
 		ktap_test_skip "$what (the harness tests are not built)"
 		continue
@@ -140,7 +141,12 @@ for params in "tick_us=100 hold_work=4096" "tick_us=1000000 hold_work=192"; do
 		ktap_test_fail "$what (insmod failed)"
 		continue
 	fi
-	out=$("$DIR/timerwheel_test" -t real_clock_fires_1000_callouts_over_1s_never_early \
+	tick_us=${params#tick_us=}
+	tick_us=${tick_us%% *}
+	out=$(TW_EXPECT_TICK_US=$tick_us "$DIR/timerwheel_test" \
+		-t info_reports_version_schemes_limits_and_timer_sizes \
+		-t real_clock_default_period_is_the_one_info_reports \
+		-t real_clock_fires_1000_callouts_over_1s_never_early \
 		-t instance_benches_time_resets_whose_placement_spans_holds 2>&1 &&
 		"$DIR/timerwheel_citizen" -t poll_waits_for_the_real_clock 2>&1)
 	rc=$?

@@ -1843,7 +1843,8 @@ TEST_F(readiness, epoll_edge_triggered)
 
 /*
  * The real clock wakes a poll(2) that waits: not before the deadline. The period is named, not
- * left to the module's tick_us, which user space cannot read.
+ * left to the module's tick_us, so that the test takes as long whatever the module was loaded
+ * with.
  */
 TEST_F_TIMEOUT(readiness, poll_waits_for_the_real_clock, 60)
 {

@@ -67,6 +67,17 @@ TEST(info_reports_version_schemes_limits_and_timer_sizes)
 	EXPECT_GE(128, info.timer_list_bytes);
 	EXPECT_LE(48, info.hrtimer_bytes);
 	EXPECT_GE(256, info.hrtimer_bytes);
+	/*
+	 * The default period, the module's tick_us in ns: TW_DEFAULT_TICK_NS unless the module
+	 * was loaded with another. timerwheel.sh, which loads it so, names the tick_us it loaded
+	 * in TW_EXPECT_TICK_US.
+	 */
+	TH_LOG("default tick %llu ns", info.tick_ns);
+	EXPECT_LE(TW_MIN_TICK_NS, info.tick_ns);
+	EXPECT_GE(TW_MAX_TICK_NS, info.tick_ns);
+	EXPECT_EQ(0, info.tick_ns % 1000);
+	if (getenv("TW_EXPECT_TICK_US"))
+		EXPECT_EQ(strtoull(getenv("TW_EXPECT_TICK_US"), NULL, 10) * 1000, info.tick_ns);
 	close(fd);
 }
 
@@ -962,7 +973,8 @@ TEST_F_TIMEOUT(instance, real_clock_fires_1000_callouts_over_1s_never_early, 120
 		return;
 	/*
 	 * The clock starts inside TW_IOC_CONFIGURE: tick d comes no sooner than d ms after t0. The
-	 * period is named, not left to the module's tick_us, which user space cannot read.
+	 * period is named, not left to the module's tick_us, so that the test takes a second
+	 * whatever the module was loaded with.
 	 */
 	t0 = now_ns();
 	ASSERT_EQ(0, configure_tick(self->fd, variant, TW_CLOCK_REAL, N, 0, 0, 1000000));
@@ -991,6 +1003,30 @@ TEST_F_TIMEOUT(instance, real_clock_fires_1000_callouts_over_1s_never_early, 120
 	EXPECT_EQ(N, st.lateness[0] + late);
 	TH_LOG("lateness: %llu on time, %llu late; %llu overruns", st.lateness[0], late,
 	       st.overruns);
+}
+
+TEST_F_TIMEOUT(instance, real_clock_default_period_is_the_one_info_reports, 60)
+{
+	struct tw_fired rec;
+	struct tw_info info;
+	__u64 t0, t;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, get_info(self->fd, &info));
+	/* tick_ns 0: the module's tick_us, which TW_IOC_INFO reports. */
+	t0 = now_ns();
+	ASSERT_EQ(0, configure_tick(self->fd, variant, TW_CLOCK_REAL, 16, 0, 0, 0));
+	ASSERT_EQ(0, set_callout(self->fd, 2, 1, NULL));
+	alarm(30);
+	ASSERT_EQ((ssize_t)sizeof(rec), read(self->fd, &rec, sizeof(rec)))
+		TH_LOG("read: %s", strerror(errno));
+	t = now_ns() - t0;
+	alarm(0);
+	/* Tick d is processed no earlier than d of the periods reported after the clock started. */
+	EXPECT_LE(2, rec.deadline);
+	EXPECT_LE(rec.deadline * info.tick_ns, t)
+		TH_LOG("tick %llu of %llu ns seen after %llu ns", rec.deadline, info.tick_ns, t);
 }
 
 /* ---- Concurrency ----------------------------------------------------------------------------- */

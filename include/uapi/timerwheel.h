@@ -42,7 +42,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define TW_VERSION 3
+#define TW_VERSION 4
 #define TW_DEVICE "/dev/timerwheel"
 #define TW_IOC_MAGIC 0xB9
 
@@ -103,6 +103,7 @@ struct tw_info {
 	__u64 uptime_ns; /* monotonic time since the module was loaded */
 	__u32 timer_list_bytes; /* sizeof(struct timer_list) in the running kernel */
 	__u32 hrtimer_bytes; /* sizeof(struct hrtimer) */
+	__u64 tick_ns; /* the real clock's period for tw_config.tick_ns 0 (the module's tick_us) */
 };
 
 /*

@@ -11,7 +11,7 @@
 
 #![allow(non_camel_case_types, dead_code, missing_docs, unreachable_pub)]
 
-pub const TW_VERSION: u32 = 3;
+pub const TW_VERSION: u32 = 4;
 pub const TW_DEVICE: &str = "/dev/timerwheel";
 pub const TW_IOC_MAGIC: u32 = 0xB9;
 
@@ -85,6 +85,7 @@ pub struct tw_info {
     pub uptime_ns: u64,
     pub timer_list_bytes: u32,
     pub hrtimer_bytes: u32,
+    pub tick_ns: u64,
 }
 
 /// `struct tw_config`.

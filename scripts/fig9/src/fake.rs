@@ -109,6 +109,7 @@ impl Instance for Fake {
             // Linux 7.3 on x86-64 without lock debugging.
             timer_list_bytes: 40,
             hrtimer_bytes: 80,
+            tick_ns: TW_DEFAULT_TICK_NS,
             ..tw_info::default()
         })
     }

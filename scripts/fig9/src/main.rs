@@ -490,6 +490,10 @@ fn cmd_selfcheck(path: &str) -> Result<(), String> {
     );
     println!("features   {:#x}", info.features);
     println!("hold_work  {}", info.hold_work);
+    println!(
+        "tick       {} us (the real clock's default period: tick_us)",
+        info.tick_ns / 1000
+    );
     println!("instances  {}", info.instances);
     println!("uptime     {:.1} s", info.uptime_ns as f64 / 1e9);
     for (_, ty, size) in run::linux_sizes(&info) {
