@@ -717,22 +717,23 @@ mod tests {
     use super::*;
     use crate::wheel::SchemeKind;
 
-    fn state(scheme: u32, budget: u32) -> State {
-        let p = Params::from_uapi(
-            &tw_config {
-                scheme,
-                clock: TW_CLOCK_MANUAL,
-                capacity: 64,
-                ring: 4,
-                budget,
-                ..tw_config::default()
-            },
-            TW_DEFAULT_TICK_NS,
-        )
-        .unwrap();
+    /// A state with configuration `c` installed.
+    fn installed(c: tw_config) -> State {
+        let p = Params::from_uapi(&c, TW_DEFAULT_TICK_NS).unwrap();
         let mut st = State::new();
         st.install(p.callouts().unwrap(), p, Ring::new(p.ring).unwrap());
         st
+    }
+
+    fn state(scheme: u32, budget: u32) -> State {
+        installed(tw_config {
+            scheme,
+            clock: TW_CLOCK_MANUAL,
+            capacity: 64,
+            ring: 4,
+            budget,
+            ..tw_config::default()
+        })
     }
 
     fn run(st: &mut State, target: u64) {
@@ -779,19 +780,14 @@ mod tests {
 
     #[test]
     fn handles_only_refuses_the_legacy_interface() {
-        let p = Params::from_uapi(
-            &tw_config {
-                scheme: 7,
-                clock: TW_CLOCK_MANUAL,
-                capacity: 64,
-                flags: TW_CONFIG_HANDLES_ONLY,
-                ..tw_config::default()
-            },
-            TW_DEFAULT_TICK_NS,
-        )
-        .unwrap();
-        let mut st = State::new();
-        st.install(p.callouts().unwrap(), p, Ring::new(4).unwrap());
+        let mut st = installed(tw_config {
+            scheme: 7,
+            clock: TW_CLOCK_MANUAL,
+            capacity: 64,
+            ring: 4,
+            flags: TW_CONFIG_HANDLES_ONLY,
+            ..tw_config::default()
+        });
         let w = &mut Work::unlimited();
         assert_eq!(st.timeout(1, 2, 3, 0, w), Err(EINVAL));
         let h = st.set(3, 0, 9, w).unwrap();
@@ -1034,20 +1030,14 @@ mod tests {
     fn the_search_for_next_work_is_charged_to_the_hold() {
         // Scheme 5 on 64 slots with the real clock: 60 callouts more than a turn away, each on
         // its own slot, make the search for next work look at every busy slot.
-        let p = Params::from_uapi(
-            &tw_config {
-                scheme: TW_SCHEME_HASHED_SORTED,
-                clock: TW_CLOCK_REAL,
-                capacity: 64,
-                slots: 64,
-                ring: 4,
-                ..tw_config::default()
-            },
-            TW_DEFAULT_TICK_NS,
-        )
-        .unwrap();
-        let mut st = State::new();
-        st.install(p.callouts().unwrap(), p, Ring::new(p.ring).unwrap());
+        let mut st = installed(tw_config {
+            scheme: TW_SCHEME_HASHED_SORTED,
+            clock: TW_CLOCK_REAL,
+            capacity: 64,
+            slots: 64,
+            ring: 4,
+            ..tw_config::default()
+        });
         // By handle and by key in turn; the last, due first, by key (0xf00, 59). Each is due
         // 1,001 ticks (1 s) before the one set before it, on its own slot (1,001 is odd), so
         // that their order stays whatever the real clock does meanwhile.
@@ -1111,21 +1101,15 @@ mod tests {
     fn a_start_behind_leaves_the_catch_up_to_the_clock() {
         // Scheme 6 on one slot with the real clock at its shortest period: every tick visits
         // the callout pending, so catching up costs work.
-        let p = Params::from_uapi(
-            &tw_config {
-                scheme: TW_SCHEME_HASHED_UNSORTED,
-                clock: TW_CLOCK_REAL,
-                capacity: 64,
-                slots: 1,
-                ring: 4,
-                tick_ns: TW_MIN_TICK_NS,
-                ..tw_config::default()
-            },
-            TW_DEFAULT_TICK_NS,
-        )
-        .unwrap();
-        let mut st = State::new();
-        st.install(p.callouts().unwrap(), p, Ring::new(p.ring).unwrap());
+        let mut st = installed(tw_config {
+            scheme: TW_SCHEME_HASHED_UNSORTED,
+            clock: TW_CLOCK_REAL,
+            capacity: 64,
+            slots: 1,
+            ring: 4,
+            tick_ns: TW_MIN_TICK_NS,
+            ..tw_config::default()
+        });
         let far = st.set(1 << 40, 0, 1, &mut Work::unlimited()).unwrap();
         let (time, start) = {
             let c = st.configured.as_ref().unwrap();
