@@ -26,9 +26,9 @@
 //! - *Configuration* (`TW_IOC_CONFIGURE`, or the defaults on the first start) allocates all
 //!   storage (the scheme's fixed-capacity arena, the callout layer's tables, the ring) in
 //!   process context, outside any spinlock, in chunks between which a signal ends it (EINTR,
-//!   nothing configured); a buffer beyond half the memory available is refused (ENOMEM), so
-//!   that making instances does not drive the machine into the OOM killer; nothing allocates
-//!   afterwards.
+//!   nothing configured); a buffer that would take, with those other calls are making, more
+//!   than half the memory available is refused (ENOMEM), so that making instances does not
+//!   drive the machine into the OOM killer; nothing allocates afterwards.
 //! - *The clock* is tickless (`clock.rs`): the instance's hrtimer is armed for the next tick
 //!   that has work, as the scheme tells it (`Scheme::next_work`), and not at all while nothing
 //!   is outstanding; idle ticks are skipped at a cost independent of their number. With

@@ -51,22 +51,26 @@ impl Drop for Reservation {
     }
 }
 
-/// Grants a buffer of `bytes` that a user process asked for, if it may be made now: at most
-/// half the memory the machine has available (`si_mem_available()`: free memory above the
-/// watermarks, and what reclaim can give back), less what other calls have been granted and
-/// not made yet. Beyond it an instance fails at once with ENOMEM, as a resize of the trace ring
-/// buffer fails beyond what is available, instead of taking the last of the memory and sending
-/// the OOM killer after other processes: however many instances are made, one after another or
-/// at once from many threads, the machine keeps at least as much available as the last buffer
-/// took.
+/// Grants a buffer of `bytes` that a user process asked for, if it may be made now: with every
+/// other grant not made yet, at most half the memory the machine has available
+/// (`si_mem_available()`: free memory above the watermarks, and what reclaim can give back).
+/// Beyond it an instance fails at once with ENOMEM, as a resize of the trace ring buffer fails
+/// beyond what is available, instead of taking the last of the memory and sending the OOM
+/// killer after other processes: however many instances are made at once from many threads,
+/// the buffers under way never take more than half the memory available, and made one after
+/// another, each leaves at least as much available as it took. Half, not all: the kernel spends
+/// more than the buffer's bytes on it (page tables, and KASAN's shadow in a debug kernel), and
+/// what reclaim can give back it may not give back at once. Counting only each grant against
+/// what the others left, 32 threads at once took nearly all of it between them, and in a debug
+/// kernel the OOM killer ran.
 pub(crate) fn reserve(bytes: usize) -> Option<Reservation> {
-    let available = available();
+    let half = available() / 2;
     let mut reserved = RESERVED.load(ordering::Relaxed);
     loop {
-        if bytes > available.saturating_sub(reserved) / 2 {
+        if bytes > half.saturating_sub(reserved) {
             return None;
         }
-        // No overflow: every grant is at most half of what the others leave.
+        // No overflow: every grant leaves the sum of them within half the memory available.
         match RESERVED.cmpxchg(reserved, reserved + bytes, ordering::Relaxed) {
             Ok(_) => return Some(Reservation(bytes)),
             Err(now) => reserved = now,
@@ -340,13 +344,16 @@ mod tests {
         let available = available();
         assert!(reserve(available / 2 + available / 4).is_none());
         assert!(reserve(usize::MAX).is_none());
-        // What is granted and not made yet counts as taken: 9/20 of the memory available fits
-        // alone, not beside a grant of a third (half of the 2/3 left is 1/3), and again once
-        // that grant is given back.
+        // What is granted and not made yet counts as taken, and all such grants together stay
+        // within half the memory available: 9/20 fits alone, not beside a grant of a third;
+        // beside it a tenth fits and a fifth does not (it would fit in half of the 2/3 the
+        // third leaves); and 9/20 fits again once the third is given back.
         assert!(reserve(available / 20 * 9).is_some());
         let third = reserve(available / 3);
         assert!(third.is_some());
         assert!(reserve(available / 20 * 9).is_none());
+        assert!(reserve(available / 10).is_some());
+        assert!(reserve(available / 5).is_none());
         drop(third);
         assert!(reserve(available / 20 * 9).is_some());
         // Refused before any allocation is tried: no OOM killer, no failure report.

@@ -1455,9 +1455,12 @@ static void *make_instances(void *arg)
 
 /*
  * The same made at once by 32 threads, each on files of its own, all starting together: the
- * memory one CONFIGURE is granted counts as taken for the others while it is being made, so that
- * however the threads meet, each ends with ENOMEM and the OOM killer never runs (before, every
- * thread could be granted half of the same memory available at once).
+ * memory one CONFIGURE is granted counts as taken for the others while it is being made, and the
+ * grants under way together stay within half the memory available, so that however the threads
+ * meet, each ends with ENOMEM and the OOM killer never runs (before, every thread could be
+ * granted half of the same memory available at once; then, each grant within half of what the
+ * others left, the threads took nearly all of it between them, and the OOM killer ran once
+ * KASAN also checked vmalloc'ed memory, whose shadow the grants did not count).
  */
 TEST_F_TIMEOUT(file, instances_made_at_once_beyond_the_memory_fail_with_enomem_and_kill_nothing,
 	       900)

@@ -114,9 +114,9 @@ struct tw_info {
  *                 [TW_MIN_TICK_NS, TW_MAX_TICK_NS], ring above TW_MAX_RING, budget above
  *                 TW_MAX_BUDGET, an unknown flag, reserved not 0
  *         EBUSY   the instance was already configured or used
- *         ENOMEM  the storage could not be allocated, or one of its buffers would take more
- *                 than half the memory available (MemAvailable, less what other calls are
- *                 still making): nothing is configured
+ *         ENOMEM  the storage could not be allocated, or one of its buffers would take, with
+ *                 the buffers other calls are still making, more than half the memory
+ *                 available (MemAvailable): nothing is configured
  *         EINTR   a signal arrived while the storage was being made (only when capacity, slots
  *                 or ring is above 65536): nothing is configured, the call may be repeated
  */
