@@ -10,8 +10,8 @@
 #             source
 #   scripts   shellcheck of every shell script; scripts/check-dmesg.sh against sample kernel
 #             logs: each checker's report (KASAN, lockdep, WARNING, BUG, Oops, soft and hard
-#             lockup, hung task, RCU stall, kmemleak, failed KUnit) must fail it, a clean log
-#             must pass
+#             lockup, hung task, RCU stall, CFI, usercopy, list corruption, debug objects, OOM
+#             killer, kmemleak, failed KUnit) must fail it, a clean log must pass
 #   wheel     cargo fmt --check, clippy, `cargo test` (doc tests included) and `cargo doc`
 #             (warnings denied) of the kernel-free algorithms
 #   fig9-tool cargo fmt --check, clippy and `cargo test` of the Figure 9 tool (scripts/fig9),
@@ -28,13 +28,14 @@
 #             says so; the build for benchmarks under TCG (TW_ALIGN_FUNCTIONS=1) against the
 #             debug kernel, every function of it on a 4 KiB boundary; the selftests built with
 #             the kernel's kselftest lib.mk
-#   vm        in a virtme-ng guest on the debug kernel (KASAN, lockdep, kmemleak, lockup and stall
-#             detectors, Rust's overflow checks and debug assertions): insmod, `make -C selftests
-#             run_tests` (timerwheel_test, timerwheel_citizen, then timerwheel.sh: load, KUnit,
-#             unload): each program's top-level KTAP result ok and not "# SKIP", its Totals line
-#             present with fail:0 error:0, and no test skipped but for the machine's speed (every
-#             skip printed with its reason; see check_ktap); then the scan of the guest's dmesg for
-#             any checker report
+#   vm        in a virtme-ng guest on the debug kernel (KASAN with vmalloc, lockdep, kmemleak, debug
+#             objects on timers, works and frees, lockup and stall detectors, vmap stacks, kCFI,
+#             hardened usercopy, list, preemption and irq-flag debugging, Rust's overflow checks and
+#             debug assertions): insmod, `make -C selftests run_tests` (timerwheel_test,
+#             timerwheel_citizen, then timerwheel.sh: load, KUnit, unload): each program's top-level
+#             KTAP result ok and not "# SKIP", its Totals line present with fail:0 error:0, and no
+#             test skipped but for the machine's speed (every skip printed with its reason; see
+#             check_ktap); then the scan of the guest's dmesg for any checker report
 #   fig9      the Figure 9 benchmark as a smoke test: scripts/run.sh --quick on the debug kernel,
 #             then a check of what the tool reports: every curve it measured has positive
 #             costs, every point it did not measure says why (fig9.csv, tick.csv, memory.csv,
@@ -106,8 +107,9 @@ shell_scripts() {
 }
 
 # Lines as the kernel prints them (kernel/watchdog.c, kernel/hung_task.c, kernel/rcu/
-# tree_stall.h and tree_exp.h, KASAN, lockdep, kmemleak, KUnit), each of which must fail
-# check-dmesg.sh; and lines of a clean boot that must not.
+# tree_stall.h and tree_exp.h, KASAN, lockdep, kernel/cfi.c, mm/usercopy.c, lib/list_debug.c,
+# lib/debugobjects.c, mm/oom_kill.c, kmemleak, KUnit), each of which must fail check-dmesg.sh;
+# and lines of a clean boot that must not.
 dmesg_reports=(
 	'watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [timerwheel_cit:345]'
 	'watchdog: CPU0: Watchdog detected hard LOCKUP on cpu 1'
@@ -124,6 +126,11 @@ dmesg_reports=(
 	'BUG: sleeping function called from invalid context at kernel/locking/mutex.c:580'
 	'Oops: general protection fault, probably for non-canonical address 0xdffffc0000000000: 0000 [#1] SMP KASAN'
 	'rust_kernel: panicked at glue/state.rs:72:38:'
+	'CFI failure at hrtimer_run_softirq+0x1a/0x40 (target: rust_timerwheel::clock::run+0x0/0x2c0 [rust_timerwheel]; expected type: 0x4a9f1d2e)'
+	"usercopy: Kernel memory exposure attempt detected from SLUB object 'kmalloc-64' (offset 0, size 128)!"
+	'list_del corruption. prev->next should be ffff888012345678, but was ffff888087654321. (prev=ffff888011111111)'
+	'ODEBUG: free active (active state 0) object: ffff888012345678 object type: hrtimer hint: 0x0'
+	'timerwheel_citi invoked oom-killer: gfp_mask=0x402cc2(GFP_KERNEL_ACCOUNT|__GFP_HIGHMEM|__GFP_NOWARN), order=0, oom_score_adj=0'
 	'unreferenced object 0xffff888012345678 (size 64):'
 	'    not ok 3 ring_drops_are_counted'
 	'    # rust_timerwheel: not ok 2 instance_tests'

@@ -21,7 +21,7 @@
 # DIR is writable from the guest. After COMMAND, the guest runs a kmemleak scan and saves its
 # dmesg as DIR/dmesg.txt, which scripts/check-dmesg.sh then scans on the host (KASAN, lockdep,
 # WARNING, BUG, Oops, kmemleak, and on the debug kernel the lockup, hung-task and RCU-stall
-# detectors, booted with watchdog_thresh=5).
+# detectors (booted with watchdog_thresh=5), kCFI, hardened usercopy and list debugging).
 #
 # Exit status: COMMAND's, or 1 when the dmesg check fails, 124 on timeout (a second boot that
 # hangs included).
