@@ -7,9 +7,10 @@
 #
 # Looks for KASAN reports, lockdep splats, WARNINGs, BUGs (incl. sleeping in atomic context),
 # Oopses, panics, the lockup detectors' reports (soft lockup, hard LOCKUP, hung task, RCU
-# stall), kCFI failures, hardened usercopy's, list debugging's and debug objects' reports,
-# the OOM killer, failed KUnit cases, and (in DMESG or in the contents of /sys/kernel/debug/kmemleak
-# saved as KMEMLEAK) kmemleak reports. Prints what it found, each line with its kind.
+# stall), kCFI failures, hardened usercopy's, list debugging's and debug objects' reports, the
+# OOM killer, failed KUnit cases, and (in DMESG or in the contents of
+# /sys/kernel/debug/kmemleak saved as KMEMLEAK) kmemleak reports. Prints what it found, each
+# line with its kind.
 #
 # Exit status: 0 when clean, 1 on any report or a missing log, 2 on bad usage.
 set -uo pipefail
@@ -60,7 +61,7 @@ patterns=(
 	'CFI|CFI failure at '                       # kCFI: an indirect call to a function of another type
 	'usercopy|usercopy: Kernel memory (exposure|overwrite) attempt'
 	'list corruption|list_[a-z_]+ corruption'   # CONFIG_DEBUG_LIST
-	'ODEBUG|ODEBUG: .*object: '                 # debug objects: a timer or work misused or freed active
+	'ODEBUG|ODEBUG: .*object: '                 # debug objects: a timer or work freed active, say
 	'OOM killer|invoked oom-killer'             # the module refuses what would take the last memory
 	'KUnit|^[[:space:]]*# .*: not ok '          # a failed KUnit case (nested KTAP in dmesg)
 	'KUnit|^[[:space:]]*not ok [0-9]'
@@ -86,5 +87,9 @@ if [ -n "$leaks" ] && [ -s "$leaks" ]; then
 	head -n 30 "$leaks" >&2
 	found=1
 fi
-[ "$found" = 0 ] && echo "check-dmesg: clean ($(wc -l <"$dmesg") lines: no KASAN, lockdep, WARNING, BUG, Oops, lockup, hung task, RCU stall, CFI, usercopy, list corruption, ODEBUG, OOM killer or kmemleak report)" >&2
+if [ "$found" = 0 ]; then
+	# The kinds looked for, each once, in the order of the patterns.
+	kinds=$(printf '%s\n' "${patterns[@]%%|*}" | awk '!seen[$0]++' | paste -sd, - | sed 's/,/, /g')
+	echo "check-dmesg: clean ($(wc -l <"$dmesg") lines: no report of $kinds)" >&2
+fi
 exit "$found"

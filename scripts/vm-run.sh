@@ -19,9 +19,8 @@
 # The guest sees the host's root read-only, with the repository at the same path, and runs
 # COMMAND from the repository's top as root; its output also goes to DIR/output.txt as it runs.
 # DIR is writable from the guest. After COMMAND, the guest runs a kmemleak scan and saves its
-# dmesg as DIR/dmesg.txt, which scripts/check-dmesg.sh then scans on the host (KASAN, lockdep,
-# WARNING, BUG, Oops, kmemleak, and on the debug kernel the lockup, hung-task and RCU-stall
-# detectors (booted with watchdog_thresh=5), kCFI, hardened usercopy and list debugging).
+# dmesg as DIR/dmesg.txt, which scripts/check-dmesg.sh then scans on the host for every checker's
+# report (its --help lists them; the debug kernel boots with watchdog_thresh=5).
 #
 # Exit status: COMMAND's, or 1 when the dmesg check fails, 124 on timeout (a second boot that
 # hangs included).

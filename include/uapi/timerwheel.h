@@ -401,8 +401,8 @@ struct tw_fired {
  *         ENOSPC  the instance is full (no room for the reset timer)
  *         ENOENT  another call on the same file cancelled the bench's own callout, by its
  *                 handle, while the bench ran
- *         ENOMEM  the n kernel timers could not be allocated, or would take more than half
- *                 the memory available
+ *         ENOMEM  the n kernel timers could not be allocated, or would take, with the buffers
+ *                 other calls are still making, more than half the memory available
  *         EINTR   a signal arrived; nothing of a reset bench is left behind (its timer is
  *                 cancelled); the ticks a TW_BENCH_TICK ran stay run, and the expiries they
  *                 processed are in the ring
