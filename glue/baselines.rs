@@ -18,11 +18,7 @@
 
 use kernel::{
     alloc::{
-        flags::{
-            __GFP_NOWARN,
-            GFP_KERNEL,
-            GFP_KERNEL_ACCOUNT, //
-        },
+        flags::GFP_KERNEL,
         KVVec, //
     },
     bindings, impl_has_hr_timer, new_condvar, new_mutex,
@@ -60,6 +56,7 @@ use crate::{
     },
     params::{
         reserve,
+        user_sized,
         KernelStorage, //
     },
     uapi::*,
@@ -517,21 +514,18 @@ impl HrTimerBench {
         let each = core::mem::size_of::<BenchHrTimer>() + 3 * core::mem::size_of::<usize>();
         let grant = reserve(n.saturating_mul(each)).ok_or(ENOMEM)?;
         let mut rng = Rng::new(b.seed);
-        let mut pending = Deferred::new(Chunked(KVVec::with_capacity(
-            n,
-            GFP_KERNEL_ACCOUNT | __GFP_NOWARN,
-        )?));
+        let mut pending = Deferred::new(Chunked(KVVec::with_capacity(n, user_sized())?));
         for i in 0..n {
             if interrupted(i) {
                 return Err(EINTR);
             }
             let t = Arc::pin_init(
                 pin_init!(BenchHrTimer { timer <- HrTimer::new() }),
-                GFP_KERNEL_ACCOUNT,
+                user_sized(),
             )?;
             let d = bench_hr_delta(rng.within(b.min_ticks / 2, b.min_ticks / 2));
             // Within the capacity reserved above: no allocation.
-            pending.0.push(t.start(d), GFP_KERNEL_ACCOUNT)?;
+            pending.0.push(t.start(d), user_sized())?;
         }
         drop(grant);
         let extra = Arc::pin_init(

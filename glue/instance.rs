@@ -20,11 +20,7 @@
 
 use kernel::{
     alloc::{
-        flags::{
-            __GFP_NOWARN,
-            GFP_KERNEL,
-            GFP_KERNEL_ACCOUNT, //
-        },
+        flags::GFP_KERNEL,
         KVVec, //
     },
     fs::{
@@ -72,7 +68,10 @@ use kernel::{
 };
 
 use crate::{
-    params::Params,
+    params::{
+        user_sized,
+        Params, //
+    },
     ring::Ring,
     state::{
         check_set,
@@ -509,9 +508,9 @@ impl Instance {
         let (mut r, mut w) = user_at(addr, len).reader_writer();
         // Read every operation once, before running any: a bad pointer runs nothing. The copy
         // is sized by the caller (up to TW_MAX_BATCH operations): charged to its memory cgroup.
-        let mut ops = KVVec::with_capacity(count, GFP_KERNEL_ACCOUNT | __GFP_NOWARN)?;
+        let mut ops = KVVec::with_capacity(count, user_sized())?;
         for _ in 0..count {
-            ops.push(r.read::<tw_op>()?, GFP_KERNEL_ACCOUNT)?;
+            ops.push(r.read::<tw_op>()?, user_sized())?;
         }
         // And write them back as they are: an array the results cannot be written to (a
         // read-only mapping) runs nothing either, rather than callouts whose handles are lost.
@@ -706,10 +705,15 @@ fn ioctl_info(mut w: UserSliceWriter) -> Result {
     } else {
         0
     };
+    let no_oom_kill = if cfg!(tw_gfp_retry_mayfail) {
+        TW_FEATURE_NO_OOM_KILL
+    } else {
+        0
+    };
     let info = tw_info {
         version: TW_VERSION,
         schemes: SchemeKind::ALL.iter().fold(0, |m, k| m | 1 << (*k as u32)),
-        features: poll | TW_FEATURE_TICKLESS | TW_FEATURE_RANGE,
+        features: poll | no_oom_kill | TW_FEATURE_TICKLESS | TW_FEATURE_RANGE,
         hold_work: crate::hold_work() as u32,
         instances: crate::INSTANCES.load(ordering::Relaxed),
         uptime_ns: crate::uptime_ns(),

@@ -9,6 +9,7 @@ use kernel::{
             __GFP_NOWARN,
             GFP_KERNEL_ACCOUNT, //
         },
+        Flags,
         KVVec, //
     },
     page::PAGE_SIZE,
@@ -88,13 +89,29 @@ fn available() -> usize {
         .saturating_mul(PAGE_SIZE)
 }
 
-/// [`wheel::Storage`] in kernel memory: `kvmalloc`, charged to the caller's memory cgroup
-/// (the allocations are sized by a user process), for the scheme, the callout layer and the
-/// ring, and for the `timer_list`s of the Linux baseline bench. Called only while an instance
-/// is configured or a bench prepares, in process context, holding no lock: it
-/// may sleep, refuses a buffer [`reserve`] does not grant (ENOMEM), fills a buffer [`FILL_CHUNK`]
-/// elements at a time, and between two chunks offers the CPU and gives up on a pending signal
-/// ([`between_holds`]; [`wheel::Error::Interrupted`], EINTR).
+/// The flags of an allocation whose size a user process chooses (an instance's storage, a
+/// batch's copy of its operations, a bench's Linux timers): charged to the caller's memory
+/// cgroup, with no failure report (ENOMEM says it), and, where the kernel crate has the flag
+/// (a patch of this project, `scripts/kernel-patches/`; Kbuild sets `tw_gfp_retry_mayfail`),
+/// `__GFP_RETRY_MAYFAIL`: beyond what the cgroup has left, or what reclaim can free, the
+/// allocation fails rather than have the OOM killer, the cgroup's or the system's, kill
+/// processes to make room (the charge of each page of a `vmalloc` would, else, page by page).
+/// [`reserve`] keeps a buffer within half the system's memory available, but it cannot see a
+/// cgroup's limit.
+pub(crate) fn user_sized() -> Flags {
+    let flags = GFP_KERNEL_ACCOUNT | __GFP_NOWARN;
+    #[cfg(tw_gfp_retry_mayfail)]
+    let flags = flags | kernel::alloc::flags::__GFP_RETRY_MAYFAIL;
+    flags
+}
+
+/// [`wheel::Storage`] in kernel memory: `kvmalloc` with [`user_sized`] flags (the allocations
+/// are sized by a user process), for the scheme, the callout layer and the ring, and for the
+/// `timer_list`s of the Linux baseline bench. Called only while an instance is configured or a
+/// bench prepares, in process context, holding no lock: it may sleep, refuses a buffer
+/// [`reserve`] does not grant (ENOMEM), fills a buffer [`FILL_CHUNK`] elements at a time, and
+/// between two chunks offers the CPU and gives up on a pending signal ([`between_holds`];
+/// [`wheel::Error::Interrupted`], EINTR).
 pub(crate) struct KernelStorage;
 
 impl wheel::Storage for KernelStorage {
@@ -106,9 +123,8 @@ impl wheel::Storage for KernelStorage {
     ) -> core::result::Result<KVVec<T>, wheel::Error> {
         let grant =
             reserve(len.saturating_mul(core::mem::size_of::<T>())).ok_or(wheel::Error::NoMemory)?;
-        // No allocation-failure report either: the size is a user's, and ENOMEM says it.
-        let mut v = KVVec::with_capacity(len, GFP_KERNEL_ACCOUNT | __GFP_NOWARN)
-            .map_err(|_| wheel::Error::NoMemory)?;
+        // The size is a user's: no failure report and no OOM killer, ENOMEM says it.
+        let mut v = KVVec::with_capacity(len, user_sized()).map_err(|_| wheel::Error::NoMemory)?;
         // Made (`kvmalloc` takes its pages at once): the memory available counts it now.
         drop(grant);
         for at in (0..len).step_by(FILL_CHUNK) {
@@ -117,7 +133,7 @@ impl wheel::Storage for KernelStorage {
             }
             for i in at..len.min(at + FILL_CHUNK) {
                 // Within the capacity reserved above: this does not allocate.
-                v.push(init(i), GFP_KERNEL_ACCOUNT)
+                v.push(init(i), user_sized())
                     .map_err(|_| wheel::Error::NoMemory)?;
             }
         }

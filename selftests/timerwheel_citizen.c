@@ -46,8 +46,11 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -1331,10 +1334,10 @@ TEST_F_TIMEOUT(file, a_signal_ends_a_long_read_early_and_loses_no_record, 300)
 	free(seen);
 }
 
-/* A counter of /proc/vmstat, or -1 if there is none by that name. */
-static long long vmstat(const char *name)
+/* A counter of a file of "name value" lines (/proc/vmstat, memory.events), or -1 if none. */
+static long long counter(const char *path, const char *name)
 {
-	FILE *f = fopen("/proc/vmstat", "r");
+	FILE *f = fopen(path, "r");
 	char key[64];
 	long long v, found = -1;
 
@@ -1348,6 +1351,12 @@ static long long vmstat(const char *name)
 	}
 	fclose(f);
 	return found;
+}
+
+/* A counter of /proc/vmstat, or -1 if there is none by that name. */
+static long long vmstat(const char *name)
+{
+	return counter("/proc/vmstat", name);
 }
 
 /* The largest geometry the uapi accepts: scheme 7, TW_MAX_CAPACITY callouts, TW_MAX_RING. */
@@ -1418,6 +1427,179 @@ TEST_F_TIMEOUT(file, instances_beyond_the_memory_fail_with_enomem_and_kill_nothi
 	self->fd = tw_open(_metadata);
 	ASSERT_LE(0, self->fd);
 	EXPECT_EQ(0, ioctl(self->fd, TW_IOC_CONFIGURE, &largest)) TH_LOG("%s", strerror(errno));
+}
+
+/* Writes `v` to file `name` of directory `dir` (a cgroup's); 0, or -1 with errno set. */
+static int write_at(const char *dir, const char *name, const char *v)
+{
+	char path[512];
+	ssize_t len = (ssize_t)strlen(v), n;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = write(fd, v, len);
+	err = errno;
+	close(fd);
+	errno = n < 0 ? err : EIO;
+	return n == len ? 0 : -1;
+}
+
+/*
+ * Where the cgroup v2 hierarchy is mounted, mounting it on /sys/fs/cgroup if it is nowhere (a
+ * bare guest's init mounts none; `*mounted` then says so, for the caller to unmount it); NULL
+ * where the kernel has no cgroup v2 (no CONFIG_CGROUPS).
+ */
+static const char *cgroup2_root(bool *mounted)
+{
+	static char root[256];
+	char dev[64], dir[256], type[64];
+	FILE *f = fopen("/proc/self/mounts", "r");
+
+	*mounted = false;
+	while (f && fscanf(f, "%63s %255s %63s %*[^\n]", dev, dir, type) == 3) {
+		if (!strcmp(type, "cgroup2")) {
+			fclose(f);
+			snprintf(root, sizeof(root), "%s", dir);
+			return root;
+		}
+	}
+	if (f)
+		fclose(f);
+	if (mount("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, NULL))
+		return NULL;
+	*mounted = true;
+	return "/sys/fs/cgroup";
+}
+
+/*
+ * Writes 16 KiB of stack below the caller's frame, so that the calls it makes next fault in no
+ * page of stack of their own.
+ */
+static void __attribute__((noinline)) touch_stack(void)
+{
+	volatile char below[16384];
+	size_t i;
+
+	for (i = 0; i < sizeof(below); i += 512)
+		below[i] = 0;
+}
+
+/* What the child of the memory cgroup test reports, by step. */
+enum cgroup_step { CG_JOINED, CG_SMALL, CG_LARGEST, CG_STEPS };
+
+/*
+ * An instance of the largest geometry, configured by a process in a memory cgroup that has far
+ * less left than it takes (memory.max 64 MiB against some 290): the CONFIGURE fails with
+ * ENOMEM, and the OOM killer, the cgroup's or the system's, kills nothing (oom_kill in the
+ * cgroup's memory.events stays 0, in /proc/vmstat as it was). The storage is charged to the
+ * caller's cgroup; without __GFP_RETRY_MAYFAIL the charge of a vmalloc'ed page beyond the limit
+ * sends the cgroup's OOM killer, which kills the caller, the only process there, inside its
+ * CONFIGURE. The same process first makes a small instance, so that it is the limit that
+ * refuses the large one.
+ *
+ * The child reports each step's errno in a shared page, then stops itself until the parent has
+ * read them and the counts and lifted the limit; before it joins the cgroup it has touched all
+ * the memory it writes until then, and made the calls it makes (nothing to fault in, no page
+ * for a pipe). On a kernel with KASAN on vmalloc'ed memory, the shadow of a vmalloc area is
+ * charged to the caller's cgroup as well, and freed only when the kernel purges its lazily freed
+ * areas, a second or so later: for that while the cgroup stays full after the ENOMEM, and any
+ * page the child took would have the cgroup's OOM killer run. Skipped where the kernel has no
+ * memory cgroups, or the module lacks TW_FEATURE_NO_OOM_KILL (a kernel crate without the flag:
+ * scripts/kernel-patches/).
+ */
+TEST_F_TIMEOUT(file, an_instance_beyond_its_memory_cgroup_fails_with_enomem_and_kills_nothing,
+	       300)
+{
+	static const char *const step[CG_STEPS] = { "joining the cgroup", "the small instance",
+						    "the largest instance" };
+	const struct tw_config small = { .scheme = 7, .clock = TW_CLOCK_MANUAL };
+	long long oom_before = vmstat("oom_kill"), kills = -1, oom_all = -1;
+	char cg[300], events[320], me[32];
+	int status, fd, fd2, i, *err;
+	const char *root;
+	bool mounted;
+	pid_t pid;
+
+	if (self->fd < 0)
+		return;
+	if (!(features(_metadata, self->fd) & TW_FEATURE_NO_OOM_KILL))
+		SKIP(return, "the module has no TW_FEATURE_NO_OOM_KILL (a kernel crate without "
+			     "__GFP_RETRY_MAYFAIL: see scripts/kernel-patches/)");
+	root = cgroup2_root(&mounted);
+	if (!root)
+		SKIP(return, "no cgroup v2 hierarchy (the kernel has no CONFIG_CGROUPS): %s",
+		     strerror(errno));
+	if (write_at(root, "cgroup.subtree_control", "+memory")) {
+		if (mounted)
+			umount("/sys/fs/cgroup");
+		SKIP(return, "no memory controller (the kernel has no CONFIG_MEMCG): %s",
+		     strerror(errno));
+	}
+	snprintf(cg, sizeof(cg), "%s/timerwheel-memcg-%d", root, (int)getpid());
+	snprintf(events, sizeof(events), "%s/memory.events", cg);
+	ASSERT_EQ(0, mkdir(cg, 0755)) TH_LOG("mkdir %s: %s", cg, strerror(errno));
+	ASSERT_EQ(0, write_at(cg, "memory.max", "67108864")) TH_LOG("%s", strerror(errno));
+	/* No swap to spill into either, where swap is accounted. */
+	write_at(cg, "memory.swap.max", "0");
+	err = mmap(NULL, CG_STEPS * sizeof(*err), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, err);
+	for (i = 0; i < CG_STEPS; i++)
+		err[i] = -1;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		/* Touched first: the stack, the shared page, errno, and the calls made below. */
+		touch_stack();
+		for (i = 0; i < CG_STEPS; i++)
+			err[i] = -1;
+		errno = 0;
+		snprintf(me, sizeof(me), "%d", (int)getpid());
+		if (kill(getpid(), 0))
+			_exit(1);
+		err[CG_JOINED] = write_at(cg, "cgroup.procs", me) ? errno : 0;
+		fd = open(TW_DEVICE, O_RDWR | O_CLOEXEC);
+		fd2 = open(TW_DEVICE, O_RDWR | O_CLOEXEC);
+		err[CG_SMALL] = fd < 0 || fd2 < 0 || ioctl(fd2, TW_IOC_CONFIGURE, &small) ? errno : 0;
+		err[CG_LARGEST] = ioctl(fd, TW_IOC_CONFIGURE, &largest) ? errno : 0;
+		/* Until the parent has lifted the limit. */
+		kill(getpid(), SIGSTOP);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
+	if (WIFSTOPPED(status)) {
+		kills = counter(events, "oom_kill");
+		oom_all = vmstat("oom_kill") - oom_before;
+		EXPECT_EQ(0, write_at(cg, "memory.max", "max")) TH_LOG("%s", strerror(errno));
+		EXPECT_EQ(0, kill(pid, SIGCONT));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		TH_LOG("memory.max 64 MiB: %s %s, %s %s, %s %s; OOM kills %lld in the cgroup, %lld "
+		       "in all", step[0], strerror(err[0]), step[1], strerror(err[1]), step[2],
+		       strerror(err[2]), kills, oom_all);
+		for (i = 0; i < CG_LARGEST; i++)
+			EXPECT_EQ(0, err[i]) TH_LOG("%s: %s", step[i], strerror(err[i]));
+		EXPECT_EQ(ENOMEM, err[CG_LARGEST])
+			TH_LOG("the largest instance: %s", err[CG_LARGEST] ? strerror(err[CG_LARGEST]) :
+									"configured beyond the limit");
+	} else {
+		kills = counter(events, "oom_kill");
+		oom_all = vmstat("oom_kill") - oom_before;
+		TH_LOG("memory.max 64 MiB: the child ended in its CONFIGUREs (%s %d, after %s); OOM "
+		       "kills %lld in the cgroup, %lld in all",
+		       WIFSIGNALED(status) ? "killed by signal" : "exit status",
+		       WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
+		       err[CG_SMALL] < 0 ? "joining the cgroup" : "the small instance", kills, oom_all);
+	}
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("status %#x", status);
+	EXPECT_EQ(0, kills) TH_LOG("the cgroup's OOM killer ran");
+	EXPECT_EQ(0, oom_all) TH_LOG("the OOM killer ran");
+	munmap(err, CG_STEPS * sizeof(*err));
+	EXPECT_EQ(0, rmdir(cg)) TH_LOG("rmdir %s: %s", cg, strerror(errno));
+	if (mounted)
+		EXPECT_EQ(0, umount("/sys/fs/cgroup")) TH_LOG("%s", strerror(errno));
 }
 
 /* The most files each of the threads making instances of the largest geometry opens. */

@@ -49,7 +49,7 @@ TEST(info_reports_version_schemes_limits_and_timer_sizes)
 	EXPECT_EQ(TW_VERSION, info.version);
 	EXPECT_EQ(0xfe, info.schemes); /* schemes 1..7 */
 	EXPECT_EQ(0, info.features & ~(__u32)(TW_FEATURE_POLL | TW_FEATURE_TICKLESS |
-					     TW_FEATURE_RANGE))
+					     TW_FEATURE_RANGE | TW_FEATURE_NO_OOM_KILL))
 		TH_LOG("unknown feature bits %#x", info.features);
 	/* TW_HOLD_WORK unless the module was loaded with another hold_work. */
 	EXPECT_LT(0, info.hold_work);

@@ -89,6 +89,9 @@
 #define TW_FEATURE_POLL (1U << 0) /* poll/select/epoll report EPOLLIN */
 #define TW_FEATURE_TICKLESS (1U << 1) /* the real clock skips idle ticks (unless periodic) */
 #define TW_FEATURE_RANGE (1U << 2) /* ranges in tw_set/tw_timeout, TW_IOC_RESET, TW_IOC_QUERY */
+/* Memory a call is refused fails it with ENOMEM, in a memory cgroup too: the OOM killer, the
+ * system's or the cgroup's, is never sent to make room for it. */
+#define TW_FEATURE_NO_OOM_KILL (1U << 3)
 
 /*
  * TW_IOC_INFO: the module, not the instance. Needs no timer: the module arms none of its own.
@@ -114,9 +117,10 @@ struct tw_info {
  *                 [TW_MIN_TICK_NS, TW_MAX_TICK_NS], ring above TW_MAX_RING, budget above
  *                 TW_MAX_BUDGET, an unknown flag, reserved not 0
  *         EBUSY   the instance was already configured or used
- *         ENOMEM  the storage could not be allocated, or one of its buffers would take, with
- *                 the buffers other calls are still making, more than half the memory
- *                 available (MemAvailable): nothing is configured
+ *         ENOMEM  the storage could not be allocated (the caller's memory cgroup has not
+ *                 that much left, say), or one of its buffers would take, with the buffers
+ *                 other calls are still making, more than half the memory available
+ *                 (MemAvailable): nothing is configured
  *         EINTR   a signal arrived while the storage was being made (only when capacity, slots
  *                 or ring is above 65536): nothing is configured, the call may be repeated
  */
