@@ -95,9 +95,9 @@ fn available() -> usize {
 /// (a patch of this project, `scripts/kernel-patches/`; Kbuild sets `tw_gfp_retry_mayfail`),
 /// `__GFP_RETRY_MAYFAIL`: beyond what the cgroup has left, or what reclaim can free, the
 /// allocation fails rather than have the OOM killer, the cgroup's or the system's, kill
-/// processes to make room (the charge of each page of a `vmalloc` would, else, page by page).
-/// [`reserve`] keeps a buffer within half the system's memory available, but it cannot see a
-/// cgroup's limit.
+/// processes to make room (without it, the charge of any page of a `vmalloc` beyond the
+/// cgroup's limit sends the cgroup's). [`reserve`] keeps a buffer within half the system's
+/// memory available, but it cannot see a cgroup's limit.
 pub(crate) fn user_sized() -> Flags {
     let flags = GFP_KERNEL_ACCOUNT | __GFP_NOWARN;
     #[cfg(tw_gfp_retry_mayfail)]
