@@ -1429,7 +1429,7 @@ TEST_F_TIMEOUT(file, instances_beyond_the_memory_fail_with_enomem_and_kill_nothi
 	EXPECT_EQ(0, ioctl(self->fd, TW_IOC_CONFIGURE, &largest)) TH_LOG("%s", strerror(errno));
 }
 
-/* Writes `v` to file `name` of directory `dir` (a cgroup's); 0, or -1 with errno set. */
+/* Writes `v` to file `name` of directory `dir` (a cgroup's, a CPU's); 0, or -1 with errno set. */
 static int write_at(const char *dir, const char *name, const char *v)
 {
 	char path[512];
@@ -1797,19 +1797,13 @@ TEST_F_TIMEOUT(file, a_record_wakes_one_blocked_reader_and_each_the_next, 120)
  * migrates with the CPU that had it, and every callout still fires once, on its tick or later,
  * never early. Skipped where no CPU can go offline (one CPU, or a kernel without hotplug).
  */
-#define CPU1_ONLINE "/sys/devices/system/cpu/cpu1/online"
+#define CPU1 "/sys/devices/system/cpu/cpu1"
+#define CPU1_ONLINE CPU1 "/online"
 
 /* Writes "0" or "1" to CPU1_ONLINE; 0, or -1 on failure. */
 static int cpu1_online(int on)
 {
-	int fd = open(CPU1_ONLINE, O_WRONLY);
-	int ret;
-
-	if (fd < 0)
-		return -1;
-	ret = write(fd, on ? "1" : "0", 1) == 1 ? 0 : -1;
-	close(fd);
-	return ret;
+	return write_at(CPU1, "online", on ? "1" : "0");
 }
 
 struct toggler {
