@@ -33,8 +33,17 @@
 //! it cancels the timer (waiting for a running callback), then reads the next tick under the
 //! state lock and starts the timer for it (if there is one). The callback is then neither
 //! running nor armed while the state is read, so the two cannot both decide and lose a wakeup.
+//! A batch, which may hold the file for long, does so between its holds where one of them has
+//! started or moved a callout due before the tick the timer is armed for
+//! ([`State::armed_late`]); whatever else it changed waits for its end.
+//!
+//! While the callback is behind, it has armed the timer for the next period and decides again
+//! then: calls leave it alone. Armed again from a call, for the tick after the one the scheme
+//! stands on, the timer would be armed in the past, and the catch-up would run on every call
+//! rather than once a period.
 //!
 //! [`State::next_arm`]: crate::state::State::next_arm
+//! [`State::armed_late`]: crate::state::State::armed_late
 
 use kernel::{
     sync::{

@@ -77,6 +77,7 @@ use crate::{
         check_set,
         check_timeout,
         op_configures,
+        op_places,
         State,
         RECORD, //
     },
@@ -577,28 +578,43 @@ impl Instance {
                 }
                 return true;
             }
-            self.core.hold(|st, work| {
-                if placing.is_some() {
-                    if !st.place(work) {
-                        return;
+            let late = self.core.hold(|st, work| {
+                // The earliest tick a callout started or moved in this hold is due on.
+                let mut due = None;
+                'ops: {
+                    if let Some(i) = placing {
+                        if !st.place(work) {
+                            break 'ops;
+                        }
+                        placing = None;
+                        due = st.earliest_due(due, Handle::from_raw(ops[i].handle));
+                        if stopping {
+                            break 'ops;
+                        }
                     }
-                    placing = None;
-                    if stopping {
-                        return;
+                    while next < ops.len() && !work.is_spent() {
+                        let op = &mut ops[next];
+                        if !st.run_op(op, work) {
+                            // An untimeout's walk: the same operation goes on in the next hold.
+                            break 'ops;
+                        }
+                        next += 1;
+                        if st.placing() {
+                            placing = Some(next - 1);
+                            break 'ops;
+                        }
+                        if op.result == 0 && op_places(op) {
+                            due = st.earliest_due(due, Handle::from_raw(op.handle));
+                        }
                     }
                 }
-                while next < ops.len() && !work.is_spent() {
-                    if !st.run_op(&mut ops[next], work) {
-                        // An untimeout's walk: the same operation goes on in the next hold.
-                        return;
-                    }
-                    next += 1;
-                    if st.placing() {
-                        placing = Some(next - 1);
-                        return;
-                    }
-                }
+                due.is_some_and(|d| st.armed_late(d, work))
             });
+            // The rest of the batch may hold the file for long: a callout it has started or
+            // moved before the tick the real clock is armed for must not wait for its end.
+            if late {
+                self.rearm();
+            }
         }
         // Every operation ran (a signal that came during the last one's placement, finished,
         // is delivered on the way out).

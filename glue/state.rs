@@ -580,11 +580,50 @@ impl State {
     /// Whether the real clock's hrtimer is armed as it should be: not at all while there is no
     /// tick to wake for, else for the next one (not later, which would be late, nor earlier,
     /// which would wake for nothing).
+    ///
+    /// While the callback is `behind`, it has armed the hrtimer for the next period, and
+    /// decides again then with every change since: the timer is armed well. (Armed again from
+    /// here, for the tick after the one the scheme stands on, it would be armed in the past:
+    /// the callback would run its catch-up at once, on every start of the caller's, and not
+    /// once a period.)
     pub(crate) fn armed_well(&self, work: &mut Work) -> bool {
+        if self.behind && self.armed.is_some() {
+            return true;
+        }
         match (self.next_arm(work), self.armed) {
             (None, None) => true,
             (Some(t), Some(a)) => t == a,
             _ => false,
+        }
+    }
+
+    /// For a batch, which arms the hrtimer between its holds only where a callout would
+    /// otherwise fire late: the earlier of `due` and the tick callout `h`, just started or
+    /// moved, is due on. On a manual clock nothing is armed and nothing is looked up.
+    pub(crate) fn earliest_due(&self, due: Option<u64>, h: Handle) -> Option<u64> {
+        if self.configured.as_ref()?.params.clock != TW_CLOCK_REAL {
+            return due;
+        }
+        match (due, self.deadline(h)) {
+            (Some(e), Some(d)) if after(d, e) => Some(e),
+            (e, d) => d.or(e),
+        }
+    }
+
+    /// Whether the hrtimer is armed too late for a callout due on tick `due` (see
+    /// [`State::earliest_due`]): armed for a later tick, or not at all, while the next tick to
+    /// wake on ([`State::next_arm`], which also counts what a catch-up left to do) is earlier.
+    /// Armed earlier than it need be costs a wakeup at most, and is left to the end of the call.
+    /// As in [`State::armed_well`], a callback `behind` has the hrtimer armed for the next
+    /// period already.
+    pub(crate) fn armed_late(&self, due: u64, work: &mut Work) -> bool {
+        if self.armed.is_some_and(|a| self.behind || !after(a, due)) {
+            return false;
+        }
+        match (self.next_arm(work), self.armed) {
+            (Some(t), Some(a)) => after(a, t),
+            (Some(_), None) => true,
+            (None, _) => false,
         }
     }
 
@@ -693,6 +732,12 @@ pub(crate) fn op_configures(op: &tw_op) -> bool {
         TW_OP_TIMEOUT => check_timeout(op.a, op.c, 0).is_ok(),
         _ => false,
     }
+}
+
+/// Whether a batch operation starts or moves a callout, when it succeeds: a start
+/// (`TW_OP_SET`, `TW_OP_TIMEOUT`) or a reschedule (`TW_OP_RESET`, `TW_OP_MOD`).
+pub(crate) fn op_places(op: &tw_op) -> bool {
+    matches!(op.op, TW_OP_SET | TW_OP_TIMEOUT | TW_OP_RESET | TW_OP_MOD)
 }
 
 /// The last tick of a range `[ticks, latest]` (`latest` 0: exactly `ticks`), checked.
@@ -1128,12 +1173,53 @@ mod tests {
         assert_eq!(st.snapshot().now, start);
         let due = st.deadline(h).unwrap();
         assert!(!after(real.wrapping_add(1 << 20), due));
+        // The callback, behind, armed the hrtimer for the next period: it is armed well, and
+        // not late for the callout just set, though the tick after the scheme's is long past.
+        st.armed = Some(real.wrapping_add(1));
+        assert_eq!(
+            st.next_arm(&mut Work::unlimited()),
+            Some(start.wrapping_add(1))
+        );
+        assert!(st.armed_well(&mut Work::unlimited()));
+        assert!(!st.armed_late(due, &mut Work::unlimited()));
         // Not behind: a start runs the clock towards the real tick first.
         st.behind = false;
         st.set(1 << 20, 0, 3, &mut Work::unlimited()).unwrap();
         assert!(!after(real, st.snapshot().now));
         assert_eq!(st.deadline(h), Some(due));
         assert_eq!(st.deadline(far), Some(start.wrapping_add(1 << 40)));
+    }
+
+    #[test]
+    fn a_batch_arms_again_only_for_a_callout_due_before_the_tick_armed_for() {
+        let mut st = installed(tw_config {
+            scheme: TW_SCHEME_HIERARCHICAL,
+            clock: TW_CLOCK_REAL,
+            capacity: 64,
+            ring: 4,
+            ..tw_config::default()
+        });
+        // Nothing armed, a callout outstanding: late for it.
+        let far = st.set(1 << 30, 0, 1, &mut Work::unlimited()).unwrap();
+        let due_far = st.earliest_due(None, far).unwrap();
+        assert!(st.armed_late(due_far, &mut Work::unlimited()));
+        // Armed for it: a callout due later changes nothing, one due earlier is late.
+        st.armed = Some(due_far);
+        let later = st.set(1 << 31, 0, 2, &mut Work::unlimited()).unwrap();
+        let due = st.earliest_due(None, later);
+        assert!(after(due.unwrap(), due_far));
+        assert!(!st.armed_late(due.unwrap(), &mut Work::unlimited()));
+        let near = st.set(1 << 10, 0, 3, &mut Work::unlimited()).unwrap();
+        let due = st.earliest_due(due, near).unwrap();
+        assert_eq!(Some(due), st.deadline(near));
+        assert!(st.armed_late(due, &mut Work::unlimited()));
+        // Behind, the callback has it armed for the next period.
+        st.behind = true;
+        assert!(!st.armed_late(due, &mut Work::unlimited()));
+        // On a manual clock nothing is armed, and nothing is asked.
+        let mut st = state(TW_SCHEME_HIERARCHICAL, 0);
+        let h = st.set(5, 0, 1, &mut Work::unlimited()).unwrap();
+        assert_eq!(st.earliest_due(None, h), None);
     }
 
     #[test]

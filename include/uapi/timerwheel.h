@@ -284,7 +284,9 @@ struct tw_op {
 
 /*
  * TW_IOC_BATCH: runs `count` operations from the array at `ops`, writing each one's result
- * back; one failed operation does not stop the others.
+ * back; one failed operation does not stop the others. A callout an operation starts or moves
+ * fires on its tick while the rest of the batch still runs (the real clock is armed for it
+ * between the batch's chunks where it was armed later).
  * On an instance not configured yet, a batch configures the defaults only if one of its
  * operations is a TW_OP_SET or TW_OP_TIMEOUT with valid arguments (ticks in [1, TW_MAX_TICKS],
  * func not 0). Otherwise no operation could succeed on the defaults: each fails as it would on
