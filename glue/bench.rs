@@ -68,12 +68,18 @@ fn untimeout_then_timeout(
 /// other's lines at every turn.
 const PAIR_SLICE_NS: u64 = 1_000_000;
 
+/// The furthest ahead a `timer_list` may be armed, in jiffies: the kernel's `MAX_JIFFY_OFFSET`
+/// (a C macro, which bindgen does not carry). Beyond it, on a 32-bit kernel, where it is below
+/// [`TW_MAX_BENCH_TICKS`], `jiffies + ticks` would wrap, and the timer fire at once.
+const MAX_JIFFY_OFFSET: u64 = (isize::MAX as u64 >> 1) - 1;
+
 /// EINVAL unless `b` is a bench `TW_IOC_BENCH` takes, its kind aside.
 fn check(b: &tw_bench) -> Result {
     let instance = matches!(
         b.kind,
         TW_BENCH_SETCALLOUT | TW_BENCH_TIMEOUT | TW_BENCH_MOD | TW_BENCH_TICK
     );
+    let timer_list = matches!(b.kind, TW_BENCH_TIMER_LIST | TW_BENCH_TIMER_LIST_MOD);
     if b.reserved != 0
         || b.iterations == 0
         || b.iterations > TW_MAX_BENCH_ITERATIONS
@@ -83,6 +89,7 @@ fn check(b: &tw_bench) -> Result {
         || (!instance && b.min_ticks < TW_MIN_BASELINE_TICKS)
         || b.spread == 0
         || b.min_ticks.saturating_add(b.spread) > TW_MAX_BENCH_TICKS
+        || (timer_list && b.min_ticks.saturating_add(b.spread) > MAX_JIFFY_OFFSET)
     {
         return Err(EINVAL);
     }

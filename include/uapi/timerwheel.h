@@ -397,7 +397,9 @@ struct tw_fired {
  * Errors: EINVAL  kind unknown, iterations 0 or above TW_MAX_BENCH_ITERATIONS, n above
  *                 TW_MAX_CAPACITY (or not 0 where it must be), min_ticks below 2 (for the
  *                 kernel's timers, below TW_MIN_BASELINE_TICKS), spread 0, min_ticks + spread
- *                 above TW_MAX_BENCH_TICKS, an instance bench on a real-clock or unconfigured
+ *                 above TW_MAX_BENCH_TICKS (for timer_list, also above the kernel's
+ *                 MAX_JIFFY_OFFSET, which is below it on a 32-bit kernel only), an instance
+ *                 bench on a real-clock or unconfigured
  *                 instance, TW_BENCH_TIMEOUT on a TW_CONFIG_HANDLES_ONLY instance, reserved
  *                 not 0
  *         ERANGE  a deadline drawn for the reset timer is beyond scheme 4's MaxInterval: the
