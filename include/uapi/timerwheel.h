@@ -199,7 +199,8 @@ struct tw_set {
  *                 back where it was, with its old deadline (if that deadline came during the
  *                 placement, it is due at once, and fires with it, late); or while the call
  *                 waited for another long operation on the same file (schemes 2 and 5 only,
- *                 as for TW_IOC_SETCALLOUT): nothing moved
+ *                 as for TW_IOC_SETCALLOUT, or an instance not configured yet, which may be
+ *                 configured with either meanwhile): nothing moved
  */
 struct tw_reset {
 	__u64 handle;
