@@ -27,8 +27,8 @@
  *              the CONFIGURE of the largest instance (EINTR); untimeout of thousands of
  *              duplicates in bounded holds, and while another thread resets one of them;
  *              fdinfo; reset in place, ranges and queries (one variant per scheme)
- *   arming     a callout a long batch sets fires while the batch runs (one variant per
- *              scheme); calls on an instance whose clock is behind wake it once a period at most
+ *   arming     a callout a long batch sets fires while the batch runs (the idle variants);
+ *              calls on an instance whose clock is behind wake it once a period at most
  *
  * Needs the module loaded; every test skips when /dev/timerwheel is missing. No bound below
  * depends on the machine's speed: the work is sized in entries (seconds under an emulator),
@@ -3216,45 +3216,13 @@ TEST_F_TIMEOUT(slow_start, a_signal_undoes_a_reset, 300)
  * far longer under an emulator). The callout fires, and a reader reads it, while the batch
  * still runs; the reader then ends the batch with SIGUSR1. Armed only at the batch's end, the
  * callout would wait for it: a watchdog ends the batch with SIGALRM after PROMPT_NS, or it ends
- * by itself, either way before the record. The duplicates are far (2^30 ticks; scheme 4, whose
- * wheel spans its slots, gets 2^20 of them), so nothing else wakes the clock meanwhile; they
- * descend, so that each start of a sorted list (schemes 2 and 5) is at its head; the one set
- * first walks no list either, due before all of them.
+ * by itself, either way before the record. The duplicates are far, on a 10 ms clock (2^30 ticks;
+ * within the wheel of scheme 4, which spans its slots, 82 to 164 s), so nothing else wakes the
+ * clock meanwhile; they descend, so that each start of a sorted list (schemes 2 and 5) is at its
+ * head; the one set first walks no list either, due before all of them.
  */
 #define BATCH_DUPLICATES (TW_MAX_CAPACITY_SCHEME1 - 16)
 #define BATCH_COOKIE 0xba7c4
-
-FIXTURE(long_batch)
-{
-	int fd;
-};
-
-FIXTURE_VARIANT(long_batch)
-{
-	__u32 scheme;
-	__u32 slots;
-};
-
-FIXTURE_VARIANT_ADD(long_batch, scheme1_straightforward) { .scheme = 1 };
-FIXTURE_VARIANT_ADD(long_batch, scheme2_ordered_list) { .scheme = 2 };
-FIXTURE_VARIANT_ADD(long_batch, scheme3_heap) { .scheme = 3 };
-FIXTURE_VARIANT_ADD(long_batch, scheme4_basic_wheel) { .scheme = 4, .slots = 1U << 20 };
-FIXTURE_VARIANT_ADD(long_batch, scheme5_hashed_sorted) { .scheme = 5, .slots = 256 };
-FIXTURE_VARIANT_ADD(long_batch, scheme6_hashed_unsorted) { .scheme = 6 };
-FIXTURE_VARIANT_ADD(long_batch, scheme7_hierarchical) { .scheme = 7 };
-
-FIXTURE_SETUP(long_batch)
-{
-	self->fd = tw_open(_metadata);
-	if (self->fd >= 0 && !(features(_metadata, self->fd) & TW_FEATURE_TICKLESS))
-		SKIP(return, "the module's clock is not tickless (no TW_FEATURE_TICKLESS)");
-}
-
-FIXTURE_TEARDOWN(long_batch)
-{
-	if (self->fd >= 0)
-		close(self->fd);
-}
 
 static atomic_int first_signal;
 
@@ -3295,12 +3263,11 @@ static void *batch_watchdog(void *arg)
 	return NULL;
 }
 
-TEST_F_TIMEOUT(long_batch, a_callout_it_sets_fires_while_it_runs, 300)
+TEST_F_TIMEOUT(clock, a_callout_a_long_batch_sets_fires_while_it_runs, 300)
 {
 	struct tw_config c = { .scheme = variant->scheme, .clock = TW_CLOCK_REAL,
 			       .slots = variant->slots, .tick_ns = 10 * MS,
 			       .capacity = TW_MAX_CAPACITY_SCHEME1 };
-	__u64 far = variant->scheme == 4 ? variant->slots - 64 : 1ULL << 30;
 	struct batch_reader r = { .fd = self->fd, .batcher = pthread_self() };
 	struct sigaction sa = { .sa_handler = note_first_signal }; /* no SA_RESTART */
 	struct tw_batch b = { .count = TW_MAX_BATCH };
@@ -3315,8 +3282,12 @@ TEST_F_TIMEOUT(long_batch, a_callout_it_sets_fires_while_it_runs, 300)
 	ASSERT_NE(NULL, ops);
 	b.ops = (uintptr_t)ops;
 	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_CONFIGURE, &c)) TH_LOG("%s", strerror(errno));
-	for (i = 0; i < BATCH_DUPLICATES; i++)
-		ops[i] = (struct tw_op){ .op = TW_OP_TIMEOUT, .a = 0xf00, .b = 1, .c = far - i };
+	for (i = 0; i < BATCH_DUPLICATES; i++) {
+		__u64 ticks = variant->scheme == 4 ? variant->slots - 1 - i % (variant->slots / 2) :
+						     (1ULL << 30) - i;
+
+		ops[i] = (struct tw_op){ .op = TW_OP_TIMEOUT, .a = 0xf00, .b = 1, .c = ticks };
+	}
 	ASSERT_EQ(0, run_batch(self->fd, ops, BATCH_DUPLICATES)) TH_LOG("%s", strerror(errno));
 
 	ops[0] = (struct tw_op){ .op = TW_OP_SET, .a = 1, .b = BATCH_COOKIE };
@@ -3354,45 +3325,17 @@ TEST_F_TIMEOUT(long_batch, a_callout_it_sets_fires_while_it_runs, 300)
 }
 
 /*
- * Behind: a periodic real clock whose every tick visits tens of thousands of callouts (scheme 1
- * at its cap, scheme 6 on its fewest slots), more than a callback may do, so that each callback
+ * Behind: the slow ticks' geometry on a second file, on the periodic real clock: every tick
+ * visits tens of thousands of callouts, more than a callback may do, so that each callback
  * leaves the rest to the next period. Sets, resets and batches on it leave the catch-up to the
  * callback, armed for the next period: they do not wake it again, whatever their number, so the
  * instance wakes at most once a period. (Arming it again from a call for the tick after the one
  * the scheme stands on would arm it in the past: a wakeup at once on every call.)
  */
-FIXTURE(behind)
-{
-	int fd;
-};
-
-FIXTURE_VARIANT(behind)
-{
-	__u32 scheme;
-	int min_slots;
-	__u32 n;
-};
-
-FIXTURE_VARIANT_ADD(behind, scheme1_straightforward) {
-	.scheme = 1, .n = TW_MAX_CAPACITY_SCHEME1 - 1,
-};
-FIXTURE_VARIANT_ADD(behind, scheme6_min_slots) { .scheme = 6, .min_slots = 1, .n = 100000 };
-
-FIXTURE_SETUP(behind)
-{
-	self->fd = tw_open(_metadata);
-}
-
-FIXTURE_TEARDOWN(behind)
-{
-	if (self->fd >= 0)
-		close(self->fd);
-}
-
 #define BEHIND_TICK_NS (10 * MS)
 #define BEHIND_ROUNDS 100
 
-TEST_F_TIMEOUT(behind, calls_wake_it_once_a_period_at_most, 600)
+TEST_F_TIMEOUT(slow_tick, calls_on_a_real_clock_behind_wake_it_once_a_period_at_most, 600)
 {
 	struct tw_config c = { .scheme = variant->scheme, .clock = TW_CLOCK_REAL,
 			       .capacity = variant->n + 1, .tick_ns = BEHIND_TICK_NS,
@@ -3400,29 +3343,31 @@ TEST_F_TIMEOUT(behind, calls_wake_it_once_a_period_at_most, 600)
 	struct tw_stats st, before, after;
 	struct tw_op op;
 	__u64 t_cfg, t1, t2, h, periods, wakeups;
-	int i;
+	int fd, i;
 
 	if (self->fd < 0)
 		return;
+	fd = tw_open(_metadata);
+	ASSERT_LE(0, fd);
 	t_cfg = now_ns();
-	ASSERT_EQ(0, configure_slots(_metadata, self->fd, &c, variant->min_slots))
+	ASSERT_EQ(0, configure_slots(_metadata, fd, &c, variant->min_slots))
 		TH_LOG("configure: %s", strerror(errno));
-	fill_descending(_metadata, self->fd, variant->n, 1ULL << 50, 1ULL << 20);
+	fill_descending(_metadata, fd, variant->n, 1ULL << 50, 1ULL << 20);
 	/* Behind: the clock's tick stays short of the real one by more than a period. */
-	ASSERT_TRUE(WAIT_FOR(!get_stats(self->fd, &st) &&
+	ASSERT_TRUE(WAIT_FOR(!get_stats(fd, &st) &&
 			     st.now + 2 < (now_ns() - t_cfg) / BEHIND_TICK_NS))
 		TH_LOG("the instance kept up: tick %llu after %llu periods", st.now,
 		       (now_ns() - t_cfg) / BEHIND_TICK_NS);
 
 	t1 = now_ns();
-	ASSERT_EQ(0, get_stats(self->fd, &before));
+	ASSERT_EQ(0, get_stats(fd, &before));
 	for (i = 0; i < BEHIND_ROUNDS; i++) {
-		ASSERT_EQ(0, set_callout(self->fd, 1ULL << 40, i, &h)) TH_LOG("%s", strerror(errno));
-		ASSERT_EQ(0, reset(self->fd, h, (1ULL << 40) + 1, 0)) TH_LOG("%s", strerror(errno));
+		ASSERT_EQ(0, set_callout(fd, 1ULL << 40, i, &h)) TH_LOG("%s", strerror(errno));
+		ASSERT_EQ(0, reset(fd, h, (1ULL << 40) + 1, 0)) TH_LOG("%s", strerror(errno));
 		op = (struct tw_op){ .op = TW_OP_UNSET, .handle = h };
-		ASSERT_EQ(0, run_batch(self->fd, &op, 1)) TH_LOG("%s", strerror(errno));
+		ASSERT_EQ(0, run_batch(fd, &op, 1)) TH_LOG("%s", strerror(errno));
 	}
-	ASSERT_EQ(0, get_stats(self->fd, &after));
+	ASSERT_EQ(0, get_stats(fd, &after));
 	t2 = now_ns();
 
 	periods = (t2 - t1) / BEHIND_TICK_NS;
@@ -3434,6 +3379,7 @@ TEST_F_TIMEOUT(behind, calls_wake_it_once_a_period_at_most, 600)
 	/* Still behind at the end: the rounds ran against an instance behind throughout. */
 	EXPECT_GT((t2 - t_cfg) / BEHIND_TICK_NS, after.now + 2);
 	EXPECT_EQ(variant->n, after.outstanding);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN
