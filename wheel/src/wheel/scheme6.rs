@@ -188,7 +188,7 @@ impl<S: Storage> HashedUnsorted<S> {
     }
 
     /// Sets the bound of `slot`, idle, to `deadline`, and its group's if it is lower or stale
-    /// with the group idle; lowers the walk's and the kept answer's.
+    /// with the group idle; lowers the kept answer's, and sets the walk's if it walks `slot`.
     #[inline(always)]
     fn bound_idle(&mut self, slot: u32, deadline: u64) {
         let now = self.arena.now();
@@ -202,7 +202,14 @@ impl<S: Storage> HashedUnsorted<S> {
             self.glow[g] = deadline;
         }
         self.lower_hint(deadline);
-        self.lower_walk(slot, deadline);
+        // The walk's slot emptied since the tick began: of what the walk saw there, nothing is
+        // left to bound. Kept, its least deadline would be the slot's bound once the walk ends,
+        // and may be below the group's bound, set above if the group is idle too: the search
+        // for next work would take the group's and pass the slot, whose bound the clock then
+        // never reaches, and the timer would never fire.
+        if slot == self.walked {
+            self.walk_min = deadline;
+        }
     }
 
     /// Lowers the walk's least deadline to `deadline` if it walks `slot`.
@@ -1171,6 +1178,47 @@ mod tests {
         let ids: Vec<u64> = core::iter::from_fn(|| w.pop_expired().map(|e| e.id)).collect();
         assert_eq!(ids, [2, 5]);
         assert!(w.is_empty());
+        check(&w);
+    }
+
+    #[test]
+    fn a_timer_started_onto_the_walked_slot_emptied_during_a_half_done_tick_fires() {
+        // Slot 0 of 256: three timers due on 512, then one due on 256, all on slot 0. The walk
+        // of tick 256 is cut short after it has seen one of those due later.
+        let mut w = wheel(8, 256, 0);
+        let mut on_slot = Vec::new();
+        for id in 0..3 {
+            on_slot.push(w.start(512, id).unwrap());
+        }
+        on_slot.push(w.start(256, 3).unwrap());
+        assert_eq!(w.next_work(), Some(256));
+        assert_eq!(
+            w.advance(256, Clock::Tickless, &mut Work::new(1)),
+            Advanced::OutOfWork
+        );
+        assert_eq!(w.now(), 256);
+        // All of them stopped: the slot, and its group, empty during the tick. A timer
+        // started onto the slot, due on 768, sets the slot's and the group's bound.
+        for h in on_slot {
+            w.stop(h).unwrap();
+        }
+        let h = w.start(512, 4).unwrap();
+        assert_eq!(w.deadline(h), Some(768));
+        // The tick ends: the slot's bound is the timer's, not what the walk saw before.
+        assert_eq!(
+            w.advance(256, Clock::Tickless, &mut Work::unlimited()),
+            Advanced::Reached
+        );
+        assert_eq!(w.low[0], 768);
+        check(&w);
+        assert_eq!(w.next_work(), Some(768));
+        // The tickless clock goes to its next work, and the timer fires there.
+        assert_eq!(
+            w.advance(1 << 20, Clock::Tickless, &mut Work::unlimited()),
+            Advanced::Due
+        );
+        assert_eq!(w.now(), 768);
+        assert_eq!(w.pop_expired().map(|e| e.id), Some(4));
         check(&w);
     }
 
