@@ -640,7 +640,9 @@ impl<S: Storage> Scheme for HashedUnsorted<S> {
     /// nothing on the slot is due then, the bound is made the slot's earliest deadline, the
     /// kept answer dropped if it was the old bound, and the group's bound made exact if it
     /// was (within `work`). The walk is charged a unit an entry; one cut short by
-    /// `work`, or by a slot of more than [`super::TIGHTEN_LIMIT`] entries, changes nothing.
+    /// `work`, or by a slot of more than [`super::TIGHTEN_LIMIT`] entries, leaves the bound,
+    /// still a lower bound, and the slot is not walked again until another stop or move leaves
+    /// a slot busy.
     /// Not while a tick is half done: its walk keeps the bounds.
     fn tighten_within(&mut self, work: &mut Work) {
         if self.arena.ticking() || self.loose == NIL {

@@ -1006,7 +1006,8 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
     /// the list keeps a bound of its own (one above level 0, or on a wheel of one level) that
     /// its first entry is not on, the bound is made the list's earliest deadline: a walk of the
     /// list, a unit an entry, if it holds at most [`super::TIGHTEN_LIMIT`] entries and `work`
-    /// has a unit for each (else nothing changes). Below the top, the bound stays before the
+    /// has a unit for each (else the bound stays, still a lower bound, and the list is not
+    /// walked again until another stop or move leaves a list busy). Below the top, the bound stays before the
     /// next list of its level, the first tick of which, less one, is the bound of a list whose
     /// entries are all put off past it. A level-0 list below the top keeps no bound (its tick
     /// is one): [`Scheme::next_work_within`] looks at what a short one holds instead. Not while
