@@ -639,10 +639,10 @@ impl<S: Storage> Scheme for HashedUnsorted<S> {
     /// When next work is the bound of the slot a stop or move last left busy (`loose`) and
     /// nothing on the slot is due then, the bound is made the slot's earliest deadline, the
     /// kept answer dropped if it was the old bound, and the group's bound made exact if it
-    /// was (within `work`). The walk is charged a unit an entry; one cut short by
-    /// `work`, or by a slot of more than [`super::TIGHTEN_LIMIT`] entries, leaves the bound,
-    /// still a lower bound, and the slot is not walked again until another stop or move leaves
-    /// a slot busy.
+    /// was (within `work`). The walk is charged a unit an entry. A slot of more than
+    /// [`super::TIGHTEN_LIMIT`] entries keeps its bound, still a lower bound, and is not walked
+    /// again until another stop or move leaves a slot busy; a walk cut short by `work` leaves
+    /// the bound too, and the next call walks the slot again.
     /// Not while a tick is half done: its walk keeps the bounds.
     fn tighten_within(&mut self, work: &mut Work) {
         if self.arena.ticking() || self.loose == NIL {
@@ -656,11 +656,22 @@ impl<S: Storage> Scheme for HashedUnsorted<S> {
         if slot != self.loose || list.is_empty() || self.low[slot as usize] != next {
             return;
         }
-        self.loose = NIL;
         let limit = super::TIGHTEN_LIMIT;
         match self.arena.earliest_of_few(&list, limit, work) {
-            Some(earliest) if earliest != next => self.low[slot as usize] = earliest,
-            _ => return,
+            Some(earliest) => {
+                self.loose = NIL;
+                match earliest == next {
+                    true => return,
+                    false => self.low[slot as usize] = earliest,
+                }
+            }
+            // Cut short by the budget: walked again on the next call.
+            None if work.is_spent() => return,
+            // Too many on the slot to walk.
+            None => {
+                self.loose = NIL;
+                return;
+            }
         }
         // The bounds the old one set are raised as when a slot empties.
         let hint = self.hint.get() == Some(next);
@@ -967,6 +978,28 @@ mod tests {
         assert_eq!(w.next_work(), Some(307));
         check(&w);
         assert_eq!(wakeups_until_due(&mut w), 2);
+        assert_eq!(w.pop_expired().map(|e| e.id), Some(0));
+    }
+
+    /// The tightening after a cancel cut short by its budget leaves the slot's bound low, and
+    /// the next tightening, with budget enough, walks the slot again: one wakeup, when due.
+    #[test]
+    fn a_tightening_cut_short_by_its_budget_is_made_by_the_next() {
+        let mut w = wheel(1024, 256, 7);
+        for k in (0..40).rev() {
+            w.start(300 + 256 * (40 + k), k).unwrap();
+        }
+        let near = w.start(300, 1000).unwrap();
+        w.stop(near).unwrap();
+        for budget in [1, 2, 20] {
+            w.tighten_within(&mut Work::new(budget));
+            assert_eq!(w.next_work(), Some(307), "a budget of {budget}");
+            check(&w);
+        }
+        w.tighten_within(&mut Work::new(256));
+        assert_eq!(w.next_work(), Some(7 + 300 + 256 * 40));
+        check(&w);
+        assert_eq!(wakeups_until_due(&mut w), 1);
         assert_eq!(w.pop_expired().map(|e| e.id), Some(0));
     }
 

@@ -1002,16 +1002,16 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
         }
     }
 
-    /// When next work is the bound of the list the last stop or move left busy (`loose`), and
-    /// the list keeps a bound of its own (one above level 0, or on a wheel of one level) that
-    /// its first entry is not on, the bound is made the list's earliest deadline: a walk of the
-    /// list, a unit an entry, if it holds at most [`super::TIGHTEN_LIMIT`] entries and `work`
-    /// has a unit for each (else the bound stays, still a lower bound, and the list is not
-    /// walked again until another stop or move leaves a list busy). Below the top, the bound stays before the
-    /// next list of its level, the first tick of which, less one, is the bound of a list whose
-    /// entries are all put off past it. A level-0 list below the top keeps no bound (its tick
-    /// is one): [`Scheme::next_work_within`] looks at what a short one holds instead. Not while
-    /// a tick is half done.
+    /// When next work is the bound of the list the last stop or move left busy (`loose`), and the
+    /// list keeps a bound of its own (one above level 0, or on a wheel of one level) that its first
+    /// entry is not on, the bound is made the list's earliest deadline: a walk of the list, a unit
+    /// an entry, if it holds at most [`super::TIGHTEN_LIMIT`] entries (else the bound stays, still
+    /// a lower bound, and the list is not walked again until another stop or move leaves a list
+    /// busy) and `work` has a unit for each (else the bound stays, and the next call walks the list
+    /// again). Below the top, the bound stays before the next list of its level, the first tick of
+    /// which, less one, is the bound of a list whose entries are all put off past it. A level-0
+    /// list below the top keeps no bound (its tick is one): [`Scheme::next_work_within`] looks at
+    /// what a short one holds instead. Not while a tick is half done.
     fn tighten_within(&mut self, work: &mut Work) {
         if self.arena.ticking() || self.loose == NIL {
             return;
@@ -1025,11 +1025,17 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
         if l.is_empty() || self.next_work() != Some(bound) {
             return;
         }
-        self.loose = NIL;
         if self.arena.entry(l.head).deadline == bound {
+            self.loose = NIL;
             return;
         }
-        let Some(earliest) = self.arena.earliest_of_few(&l, super::TIGHTEN_LIMIT, work) else {
+        let earliest = self.arena.earliest_of_few(&l, super::TIGHTEN_LIMIT, work);
+        // A walk cut short by the budget is made again on the next call; a list too long to
+        // walk is left.
+        if earliest.is_some() || !work.is_spent() {
+            self.loose = NIL;
+        }
+        let Some(earliest) = earliest else {
             return;
         };
         self.low[list] = match list < Self::TOP {
@@ -1619,6 +1625,28 @@ mod tests {
         assert_eq!(w.next_work(), Some(2 * 4096 - 1));
         assert_eq!(model::wakeups_until_due(&mut w), 2);
         assert_eq!(w.pop_expired().map(|e| e.deadline), Some(20_000));
+    }
+
+    /// The tightening after a cancel cut short by its budget leaves the list's bound low, and
+    /// the next tightening, with budget enough, walks the list again: one wakeup, when due.
+    #[test]
+    fn a_tightening_cut_short_by_its_budget_is_made_by_the_next() {
+        let mut w = wheel::<LVL_DEPTH>(0);
+        for k in 0..40 {
+            w.start(7000, k).unwrap();
+        }
+        let near = w.start(5000, 1000).unwrap();
+        w.stop(near).unwrap();
+        for budget in [1, 2, 20] {
+            w.tighten_within(&mut Work::new(budget));
+            assert_eq!(w.next_work(), Some(5000), "a budget of {budget}");
+            assert_placed(&w);
+        }
+        w.tighten_within(&mut Work::new(256));
+        assert_eq!(w.next_work(), Some(7000));
+        assert_placed(&w);
+        assert_eq!(model::wakeups_until_due(&mut w), 1);
+        assert_eq!(w.pop_expired().map(|e| e.deadline), Some(7000));
     }
 
     #[test]
