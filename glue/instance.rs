@@ -93,7 +93,9 @@ use crate::{
 /// The most one step of work can cost once started, so that a hold stops taking new steps
 /// this far below `hold_work` and still never exceeds it: a heap sift over 2^22 timers (22
 /// swaps) for a stop and again for a start, or one list or slot step of the others. Loops check
-/// the budget before each step and every step, once begun, runs to its end.
+/// the budget before each step and every step, once begun, runs to its end; a start's catch-up
+/// of the real clock begins steps only while this much is left after them
+/// ([`State::catch_up`](crate::state::State)).
 pub(crate) const STEP_MARGIN: usize = 48;
 
 /// What an instance's clock shares with its file operations.

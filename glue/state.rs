@@ -20,6 +20,7 @@ use kernel::{
 };
 
 use crate::{
+    instance::STEP_MARGIN,
     params::{
         KernelStorage,
         Params, //
@@ -214,7 +215,12 @@ impl State {
         }
         let real = c.time.tick_at(Instant::now());
         if !self.behind {
-            self.run_to(real, Some(real), work);
+            // Its steps begin only while the hold keeps room for the operation's own (a stop
+            // and a start, a heap sift each in scheme 3) after the last of them: the hold stays
+            // within `hold_work`. A catch-up cut short leaves the lag to be added.
+            let mut room = Work::new(work.left().saturating_sub(STEP_MARGIN));
+            self.run_to(real, Some(real), &mut room);
+            work.spend(room.done());
         }
         let now = self
             .configured
@@ -1188,6 +1194,42 @@ mod tests {
         assert!(!after(real, st.snapshot().now));
         assert_eq!(st.deadline(h), Some(due));
         assert_eq!(st.deadline(far), Some(start.wrapping_add(1 << 40)));
+    }
+
+    #[test]
+    fn a_start_leaves_its_hold_room_for_its_own_steps() {
+        // Scheme 3, the heap, on the real clock at its shortest period, with callouts due on
+        // the first ticks: catching up pops them, a sift each.
+        let mut st = installed(tw_config {
+            scheme: TW_SCHEME_HEAP,
+            clock: TW_CLOCK_REAL,
+            capacity: 64,
+            ring: 64,
+            tick_ns: TW_MIN_TICK_NS,
+            ..tw_config::default()
+        });
+        for i in 1..=32 {
+            st.set(i, 0, i, &mut Work::unlimited()).unwrap();
+        }
+        let (time, start) = {
+            let c = st.configured.as_ref().unwrap();
+            (c.time, c.callouts.scheme().now())
+        };
+        let ahead = || time.tick_at(Instant::now()).wrapping_sub(start);
+        while ahead() < 40 {
+            core::hint::spin_loop();
+        }
+        // No more left in the hold than the margin: the catch-up takes no step, and the
+        // interval counts from the real tick all the same.
+        let real = time.tick_at(Instant::now());
+        let work = &mut Work::new(STEP_MARGIN);
+        let h = st.set(1 << 20, 0, 100, work).unwrap();
+        assert_eq!(st.snapshot().now, start);
+        assert!(work.done() <= STEP_MARGIN);
+        assert!(!after(real.wrapping_add(1 << 20), st.deadline(h).unwrap()));
+        // With room, it runs the clock towards the real tick first.
+        st.set(1 << 20, 0, 101, &mut Work::unlimited()).unwrap();
+        assert!(!after(real, st.snapshot().now));
     }
 
     #[test]
