@@ -73,14 +73,16 @@ const PAIR_SLICE_NS: u64 = 1_000_000;
 /// [`TW_MAX_BENCH_TICKS`], `jiffies + ticks` would wrap, and the timer fire at once.
 const MAX_JIFFY_OFFSET: u64 = (isize::MAX as u64 >> 1) - 1;
 
-/// EINVAL unless `b` is a bench `TW_IOC_BENCH` takes, its kind aside.
+/// EINVAL unless `b` is a bench `TW_IOC_BENCH` takes: checked before any wait, so that bad
+/// input fails at once.
 fn check(b: &tw_bench) -> Result {
     let instance = matches!(
         b.kind,
         TW_BENCH_SETCALLOUT | TW_BENCH_TIMEOUT | TW_BENCH_MOD | TW_BENCH_TICK
     );
     let timer_list = matches!(b.kind, TW_BENCH_TIMER_LIST | TW_BENCH_TIMER_LIST_MOD);
-    if b.reserved != 0
+    if !(instance || timer_list || b.kind == TW_BENCH_HRTIMER)
+        || b.reserved != 0
         || b.iterations == 0
         || b.iterations > TW_MAX_BENCH_ITERATIONS
         || (instance && b.n != 0)
@@ -101,6 +103,13 @@ impl Instance {
         let (mut r, mut w) = user.reader_writer();
         let mut b: tw_bench = r.read()?;
         check(&b)?;
+        // A bench of the instance's on the wrong instance fails at once too.
+        if !matches!(
+            b.kind,
+            TW_BENCH_TIMER_LIST | TW_BENCH_TIMER_LIST_MOD | TW_BENCH_HRTIMER
+        ) {
+            self.manual()?;
+        }
         // An earlier bench's timers may still be going: not beside this one's measurement.
         wait_for_teardowns()?;
         let (ns, max_hold) = match b.kind {

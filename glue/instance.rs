@@ -439,6 +439,10 @@ impl Instance {
     /// on over as many holds as it takes, and stops on a signal, cancelling nothing.
     fn ioctl_untimeout(&self, mut r: UserSliceReader) -> Result {
         let req: tw_untimeout = r.read()?;
+        // No user's key has function 0: not found, without waiting for the file.
+        if req.func == 0 {
+            return Err(ENOENT);
+        }
         let _slow = self.core.slow()?;
         loop {
             let done = self
@@ -478,13 +482,15 @@ impl Instance {
 
     fn ioctl_advance(&self, mut r: UserSliceReader) -> Result {
         let n: u64 = r.read()?;
+        // A bad count fails at once; the clock is known once no other long operation runs.
+        if !(1..=TW_MAX_ADVANCE).contains(&n) {
+            return Err(EINVAL);
+        }
         let _slow = self.core.slow()?;
         let target = {
             let st = self.core.state.lock();
             match &st.configured {
-                Some(c)
-                    if c.params.clock == TW_CLOCK_MANUAL && (1..=TW_MAX_ADVANCE).contains(&n) =>
-                {
+                Some(c) if c.params.clock == TW_CLOCK_MANUAL => {
                     c.callouts.scheme().now().wrapping_add(n)
                 }
                 _ => return Err(EINVAL),
@@ -507,7 +513,9 @@ impl Instance {
             return Err(EINVAL);
         }
         let count = b.count as usize;
-        let (addr, len) = (b.ops as usize, count * core::mem::size_of::<tw_op>());
+        // An address a 32-bit kernel cannot hold is no user address.
+        let addr = usize::try_from(b.ops).map_err(|_| EFAULT)?;
+        let len = count * core::mem::size_of::<tw_op>();
         let (mut r, mut w) = user_at(addr, len).reader_writer();
         // Read every operation once, before running any: a bad pointer runs nothing. The copy
         // is sized by the caller (up to TW_MAX_BATCH operations): charged to its memory cgroup.

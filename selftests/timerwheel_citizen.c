@@ -2643,6 +2643,54 @@ TEST_F_TIMEOUT(slow_tick, a_set_and_a_reset_wait_for_no_advance, 300)
 	TH_LOG("set and reset in %llu us, beside an ADVANCE at tick %llu", took / 1000, st.ticks);
 }
 
+/*
+ * Bad arguments fail at once, with their own errno, beside a long operation on the same file:
+ * an ADVANCE of no ticks or of too many, an untimeout of function 0 (no callout can have it),
+ * a bench of no known kind. Should they wait for the ADVANCE, a watchdog ends it after
+ * PROMPT_NS, and they return after it.
+ */
+TEST_F_TIMEOUT(slow_tick, bad_arguments_fail_at_once_beside_an_advance, 300)
+{
+	__u64 n = TW_MAX_ADVANCE, none = 0, over = TW_MAX_ADVANCE + 1;
+	struct long_advance a = { .advance = { .fd = self->fd, .cmd = TW_IOC_ADVANCE, .arg = &n } };
+	struct tw_untimeout u = { .func = 0, .arg = 1 };
+	struct tw_bench b = { .kind = 99, .iterations = 1, .min_ticks = 2, .spread = 1 };
+	int e_none, e_over, e_untimeout, e_bench, during;
+	struct tw_stats st;
+	pthread_t ender;
+	__u64 t0, took;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, catch_signal(SIGUSR2));
+	ASSERT_EQ(0, pthread_create(&a.advance.thread, NULL, run_bg_ioctl, &a.advance));
+	/* The ADVANCE has ticked: it holds the instance's slow right. */
+	ASSERT_TRUE(WAIT_FOR(atomic_load(&a.advance.done) ||
+			     (!get_stats(self->fd, &st) && st.ticks)));
+	ASSERT_EQ(0, pthread_create(&ender, NULL, end_long_advance, &a));
+	t0 = now_ns();
+	e_none = ioctl(self->fd, TW_IOC_ADVANCE, &none) ? errno : 0;
+	e_over = ioctl(self->fd, TW_IOC_ADVANCE, &over) ? errno : 0;
+	e_untimeout = ioctl(self->fd, TW_IOC_UNTIMEOUT, &u) ? errno : 0;
+	e_bench = ioctl(self->fd, TW_IOC_BENCH, &b) ? errno : 0;
+	took = now_ns() - t0;
+	during = !atomic_load(&a.advance.done);
+	atomic_store(&a.calls_done, 1);
+	pthread_join(ender, NULL);
+	pthread_join(a.advance.thread, NULL);
+	if (!a.advance.ret)
+		SKIP(return, "the ADVANCE ended by itself: not slow enough here");
+	EXPECT_EQ(EINTR, a.advance.err);
+	EXPECT_EQ(EINVAL, e_none) TH_LOG("ADVANCE of 0: %s", strerror(e_none));
+	EXPECT_EQ(EINVAL, e_over) TH_LOG("ADVANCE beyond TW_MAX_ADVANCE: %s", strerror(e_over));
+	EXPECT_EQ(ENOENT, e_untimeout) TH_LOG("untimeout of function 0: %s", strerror(e_untimeout));
+	EXPECT_EQ(EINVAL, e_bench) TH_LOG("bench of kind 99: %s", strerror(e_bench));
+	EXPECT_TRUE(during) TH_LOG("the calls waited for the ADVANCE");
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(variant->n, st.outstanding);
+	TH_LOG("four bad calls in %llu us, beside an ADVANCE at tick %llu", took / 1000, st.ticks);
+}
+
 /* ---- An instance's state through the file ---------------------------------------------------- */
 
 TW_FD_FIXTURE_PER_SCHEME(instance)
