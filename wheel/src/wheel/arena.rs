@@ -121,8 +121,10 @@ impl Default for List {
 ///   value).
 /// - `len` counts the entries not on the free list; `queued` those on the due queue.
 /// - An entry is on the due queue exactly when it is tagged [`QUEUED`], or tagged `whole_tag`
-///   and due on `whole_tick`: from the last list [`Arena::queue_whole`] handed over. No entry
-///   on a scheme's list is due on a tick already entered (a scheme queues what falls due), so
+///   and due on `whole_tick`: from the last list [`Arena::queue_whole`] handed over, until the
+///   due queue empties (after which the clock may come round to that tick again, 2^64 ticks
+///   on, and a scheme file an entry due on it). No entry on a scheme's list is due on a tick
+///   already entered while the queue holds such a list (a scheme queues what falls due), so
 ///   none there is both.
 /// - `ticking` is set from [`Arena::begin_tick`] to [`Arena::end_tick`]: the tick `now` is
 ///   entered but its bookkeeping is not complete. `tick_queued` counts the entries queued since
@@ -489,6 +491,9 @@ impl<S: Storage> Arena<S> {
         self.unlink(&mut due, idx);
         self.due = due;
         self.queued -= 1;
+        if due.head == NIL {
+            self.whole_tag = NO_TAG;
+        }
     }
 
     /// Frees entry `idx`: on the due queue if `queued` (what [`Arena::is_queued`] says of it,
@@ -622,15 +627,16 @@ impl<S: Storage> Arena<S> {
             due,
             len,
             queued,
+            whole_tag,
             ..
         } = self;
         let entries = &mut **entries;
         let e = entries[idx as usize];
         let (handle, deadline, next) = (Handle::new(idx, e.generation()), e.deadline, e.next);
-        // The head leaves the queue.
+        // The head leaves the queue, and with the last entry any list handed over whole.
         due.head = next;
         match next {
-            NIL => due.tail = NIL,
+            NIL => (due.tail, *whole_tag) = (NIL, NO_TAG),
             _ => entries[next as usize].prev = NIL,
         }
         *queued -= 1;

@@ -1493,6 +1493,32 @@ mod tests {
     /// A tickless step onto a level-0 slot that holds nothing put off hands the slot to the due
     /// queue whole: its entries read as queued (stop takes them off the due queue, reschedule
     /// re-arms them), and the slot's next turn, filed while some are still queued, does not.
+    /// A level-0 slot handed to the due queue whole, and the clock come round 2^64 ticks to
+    /// its tick again in tickless jumps: a timer filed on that slot, due on that tick, is
+    /// pending, not queued, and stops as one.
+    #[test]
+    fn a_slot_handed_over_whole_reads_as_queued_no_more_once_the_clock_comes_round() {
+        let mut w = wheel::<LVL_DEPTH>(0);
+        w.start(5, 1).unwrap();
+        assert_eq!(
+            w.advance(5, Clock::Tickless, &mut Work::unlimited()),
+            Advanced::Due
+        );
+        assert_eq!(w.pop_expired().map(|e| e.deadline), Some(5));
+        for to in [1 << 63, u64::MAX - 1] {
+            assert_eq!(
+                w.advance(to, Clock::Tickless, &mut Work::unlimited()),
+                Advanced::Reached
+            );
+        }
+        let h = w.start(7, 2).unwrap();
+        assert_eq!((w.deadline(h), w.queued(), w.len()), (Some(5), 0, 1));
+        assert_eq!(whereabouts(&w, h), (0, 5));
+        assert_eq!(w.stop(h), Ok(2));
+        assert_eq!((w.queued(), w.len()), (0, 0));
+        assert_placed(&w);
+    }
+
     #[test]
     fn a_whole_level0_slot_goes_to_the_due_queue_at_once() {
         let mut w = wheel::<LVL_DEPTH>(0);
