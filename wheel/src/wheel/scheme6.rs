@@ -105,6 +105,16 @@ pub struct HashedUnsorted<S: Storage> {
     slots: Slots<S>,
     low: S::Buf<u64>,
     /// A lower bound of the deadlines on each group of 64 slots, while it is after now.
+    ///
+    /// A bound the clock has passed is stale: it bounds nothing, and the search looks at the
+    /// group's busy slots instead. Left where it was, it would read as ahead once the clock is
+    /// 2^63 ticks past it, and the search would pass the group's timers (a group kept busy while
+    /// tickless jumps take the clock that far). So every setting of a slot's bound on the group
+    /// (a start or move that sets or lowers it, a walk, a tightening) brings a stale group bound
+    /// up to now, still stale. A busy slot's bound is set less than 2^63 ticks ahead (a deadline,
+    /// or the least of some), and the clock enters no tick past it without walking the slot and
+    /// setting it again: while the group is busy, the clock stays less than 2^63 ticks past the
+    /// group's bound.
     glow: S::Buf<u64>,
     /// The tick on which the clock's own group bound was last made exact.
     refreshed: u64,
@@ -164,7 +174,8 @@ impl<S: Storage> HashedUnsorted<S> {
     }
 
     /// Lowers the bound of `slot`, busy, to `deadline`, and with it its group's unless stale
-    /// and the kept answer; the walk's if it walks the slot.
+    /// (then brought up to now: see `glow`) and the kept answer; the walk's if it walks the
+    /// slot.
     #[inline(always)]
     fn lower(&mut self, slot: u32, deadline: u64) {
         let now = self.arena.now();
@@ -178,8 +189,11 @@ impl<S: Storage> HashedUnsorted<S> {
             // `1..MAX_INTERVAL` and a stale bound at most 0: one comparison lowers only a bound
             // still ahead ([`Self::ahead`]).
             let glow = &mut self.glow[Self::group_of(slot)];
-            if (left as i64) < (glow.wrapping_sub(now) as i64) {
+            let ahead = glow.wrapping_sub(now) as i64;
+            if (left as i64) < ahead {
                 *glow = deadline;
+            } else if ahead <= 0 {
+                *glow = now;
             }
             // The kept answer is at or before the slot's old bound too.
             self.lower_hint(deadline);
@@ -200,6 +214,9 @@ impl<S: Storage> HashedUnsorted<S> {
         let glow = self.glow[g].wrapping_sub(now) as i64;
         if (deadline.wrapping_sub(now) as i64) < glow || glow <= 0 && self.slots.word(g) == 0 {
             self.glow[g] = deadline;
+        } else if glow <= 0 {
+            // Stale, the group busy: brought up to now (see `glow`).
+            self.glow[g] = now;
         }
         self.lower_hint(deadline);
         // The walk's slot emptied since the tick began: of what the walk saw there, nothing is
@@ -209,6 +226,16 @@ impl<S: Storage> HashedUnsorted<S> {
         // never reaches, and the timer would never fire.
         if slot == self.walked {
             self.walk_min = deadline;
+        }
+    }
+
+    /// Brings the bound of group `g` up to now if the clock has passed it, as every setting of
+    /// a slot's bound on the group does: see `glow`.
+    #[inline(always)]
+    fn keep_stale(&mut self, g: usize) {
+        let now = self.arena.now();
+        if self.glow[g].wrapping_sub(now) as i64 <= 0 {
+            self.glow[g] = now;
         }
     }
 
@@ -368,6 +395,7 @@ impl<S: Storage> HashedUnsorted<S> {
                 self.arena.queue(at);
             } else {
                 self.low[slot as usize] = self.arena.sooner(self.walk_min, deadline);
+                self.keep_stale(Self::group_of(slot));
             }
             self.walk = NIL;
             self.walked = NIL;
@@ -401,9 +429,10 @@ impl<S: Storage> HashedUnsorted<S> {
             // INVARIANT: the walk saw every entry left on the slot, or lowered `walk_min` as
             // they were started or moved there: a deadline on the group, so not below its
             // bound if that is ahead.
-            let slot = self.slot_of(now) as usize;
-            self.low[slot] = self.walk_min;
+            let slot = self.slot_of(now);
+            self.low[slot as usize] = self.walk_min;
             self.walked = NIL;
+            self.keep_stale(Self::group_of(slot));
         }
         self.refresh(now, work);
         true
@@ -662,7 +691,10 @@ impl<S: Storage> Scheme for HashedUnsorted<S> {
                 self.loose = NIL;
                 match earliest == next {
                     true => return,
-                    false => self.low[slot as usize] = earliest,
+                    false => {
+                        self.low[slot as usize] = earliest;
+                        self.keep_stale(Self::group_of(slot));
+                    }
                 }
             }
             // Cut short by the budget: walked again on the next call.
@@ -1216,6 +1248,36 @@ mod tests {
         check(&w);
     }
 
+    /// A group's bound left stale while the group stays busy (a stop without the budget to
+    /// make it exact, then the clock past it in holds too short to refresh it), and the clock
+    /// then more than 2^63 ticks past it in one tickless jump, to a timer started onto the group
+    /// meanwhile: the bound does not read as ahead again, and next work is that timer's tick.
+    #[test]
+    fn a_stale_group_bound_does_not_come_round_as_ahead() {
+        let mut w = wheel(4, 128, 0);
+        // Group 1 (slots 64 to 127): a timer on slot 70 sets its bound, one on slot 71 keeps
+        // it busy.
+        let x = w.start(70, 1).unwrap();
+        let z = w.start(455, 2).unwrap();
+        w.stop_within(x, &mut Work::new(0)).unwrap();
+        assert_eq!(w.next_work(), Some(70));
+        while w.advance(228, Clock::Tickless, &mut Work::new(1)) != Advanced::Reached {}
+        // Due on 2^63 + 227 (slot 99, group 1).
+        let y = w.start(crate::MAX_INTERVAL - 1, 3).unwrap();
+        w.stop(z).unwrap();
+        check(&w);
+        let due = w.deadline(y).unwrap();
+        assert_eq!(due, (1 << 63) + 227);
+        assert_eq!(
+            w.advance(due - 97, Clock::Tickless, &mut Work::new(2)),
+            Advanced::Reached
+        );
+        check(&w);
+        assert_eq!(w.next_work(), Some(due));
+        assert_eq!(wakeups_until_due(&mut w), 1);
+        assert_eq!(w.pop_expired().map(|e| (e.id, e.deadline)), Some((3, due)));
+    }
+
     #[test]
     fn a_timer_started_onto_the_walked_slot_emptied_during_a_half_done_tick_fires() {
         // Slot 0 of 256: three timers due on 512, then one due on 256, all on slot 0. The walk
@@ -1272,11 +1334,12 @@ mod tests {
         assert_eq!((w.low[20], w.glow[0]), (20, 20));
         check(&w);
         // A group bound the clock has passed bounds nothing else on the busy group: a start
-        // below its slot's bound leaves it stale, whether it is behind now or at now.
+        // below its slot's bound leaves it stale, whether it is behind now or at now, and
+        // brings it up to now.
         for stale in [u64::MAX, 0] {
             w.glow[0] = stale;
             let h = w.start(10, 4).unwrap();
-            assert_eq!((w.low[10], w.glow[0]), (10, stale));
+            assert_eq!((w.low[10], w.glow[0]), (10, w.now()));
             w.stop(h).unwrap();
             w.low[10] = 138;
         }
@@ -1342,13 +1405,13 @@ mod tests {
             assert_eq!((w.low[deadline as usize], w.glow[0]), (deadline, deadline));
             w.stop(h).unwrap();
         }
-        // A busy group: a stale bound stays stale, one ahead is lowered only by an earlier
-        // deadline.
+        // A busy group: a stale bound stays stale, brought up to now; one ahead is lowered
+        // only by an earlier deadline.
         w.start(50, 0).unwrap();
         for stale in [0, u64::MAX] {
             w.glow[0] = stale;
             let h = w.start(30, 1).unwrap();
-            assert_eq!((w.low[30], w.glow[0]), (30, stale));
+            assert_eq!((w.low[30], w.glow[0]), (30, w.now()));
             w.stop(h).unwrap();
         }
         w.glow[0] = 40;
