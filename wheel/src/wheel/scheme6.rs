@@ -665,14 +665,15 @@ impl<S: Storage> Scheme for HashedUnsorted<S> {
         }
     }
 
-    /// When next work is the bound of the slot a stop or move last left busy (`loose`) and
-    /// nothing on the slot is due then, the bound is made the slot's earliest deadline, the
-    /// kept answer dropped if it was the old bound, and the group's bound made exact if it
-    /// was (within `work`). The walk is charged a unit an entry. A slot of more than
-    /// [`super::TIGHTEN_LIMIT`] entries keeps its bound, still a lower bound, and is not walked
-    /// again until another stop or move leaves a slot busy; a walk cut short by `work` leaves
-    /// the bound too, and the next call walks the slot again.
-    /// Not while a tick is half done: its walk keeps the bounds.
+    /// When next work is the bound of the slot a stop or move last left busy (`loose`) and nothing
+    /// on the slot is due then, the bound is made the slot's earliest deadline, and the group's
+    /// bound made exact if it was (within `work`). A kept answer that was the old bound is searched
+    /// for again within `work`: should the search answer earlier (past a group bound left loose) or
+    /// find no budget, the old answer stays, still a lower bound, so that next work never comes
+    /// earlier. The walk is charged a unit an entry. A slot of more than [`super::TIGHTEN_LIMIT`]
+    /// entries keeps its bound, still a lower bound, and is not walked again until another stop or
+    /// move leaves a slot busy; a walk cut short by `work` leaves the bound too, and the next call
+    /// walks the slot again. Not while a tick is half done: its walk keeps the bounds.
     fn tighten_within(&mut self, work: &mut Work) {
         if self.arena.ticking() || self.loose == NIL {
             return;
@@ -708,6 +709,19 @@ impl<S: Storage> Scheme for HashedUnsorted<S> {
         // The bounds the old one set are raised as when a slot empties.
         let hint = self.hint.get() == Some(next);
         self.raise(Self::group_of(slot), next, hint, work);
+        // The answer dropped still bounds every pending deadline and every busy slot's bound:
+        // should the search now answer earlier (past a group's bound left loose, which the
+        // budget did not make exact), it is kept instead, and next work never comes earlier.
+        // Without budget for the search, it is kept as it is.
+        if hint {
+            let answer = match work.is_spent() {
+                true => None,
+                false => self.least_bound(work).map(|t| self.arena.remaining(t)),
+            };
+            if answer.is_none_or(|a| a < self.arena.remaining(next)) {
+                self.hint.set(Some(next));
+            }
+        }
     }
 
     fn next_expiry(&self) -> NextExpiry {
@@ -992,8 +1006,12 @@ mod tests {
             w.stop(near).unwrap();
             let mut work = Work::new(256);
             w.tighten_within(&mut work);
-            // The search (one unit: the kept answer), the walk, the group's bound made exact.
-            assert!(work.done() <= 2 + left, "{} units for {left}", work.done());
+            // The search (one unit: the kept answer), the walk, the group's bound made exact,
+            // and the search for the next answer (two groups), kept for the caller's next work.
+            assert!(work.done() <= 4 + left, "{} units for {left}", work.done());
+            let mut again = Work::new(256);
+            w.next_work_within(&mut again);
+            assert_eq!(again.done(), 1);
             assert_eq!(next(&w), Some(300 + 256 * 40), "{left} left on the slot");
             check(&w);
             assert_eq!(wakeups_until_due(&mut w), 1);
@@ -1515,6 +1533,38 @@ mod tests {
         };
         for (seed, slots, start) in [(7, 16, 0), (8, 8, (1 << 32) - 50), (9, 1, u64::MAX - 1000)] {
             check_against(&mut wheel(64, slots, start), seed, 100_000, &profile, check);
+        }
+    }
+
+    /// Budgets of a unit or a few on every call: bounds left loose where they run out, and a
+    /// tightening then never brings next work earlier (the model's check after each). The
+    /// first seed once found a tightening that dropped an exact answer for a looser group bound.
+    #[test]
+    fn matches_the_model_on_tiny_budgets() {
+        let profile = Profile {
+            intervals: &[
+                (30, Band::Upto(8)),
+                (20, Band::Upto(130)),
+                (10, Band::Turns(128)),
+                (10, Band::Upto(576)),
+                (5, Band::Pow2Edges),
+                (5, Band::Upto(1 << 20)),
+            ],
+            range: None,
+            foresight: Foresight::Partial,
+            check_every: 64,
+            reach: 1 << 12,
+            tiny_budgets: true,
+        };
+        for (seed, start) in [(59_493, u64::MAX - 249), (1, 0), (2, (1 << 32) - 50)] {
+            let mut w = HashedUnsorted::<HostStorage>::new(&Config {
+                capacity: 300,
+                slots: 128,
+                start,
+                generation: 12_216_190_899_269_763_360,
+            })
+            .unwrap();
+            check_against(&mut w, seed, 20_000, &profile, check);
         }
     }
 }
