@@ -4,8 +4,9 @@
 //! driven by the same seeded random calls (see that file for what is compared, on every call).
 //!
 //! The calls include in-place reschedules, ranged starts, bounded advances on either clock with
-//! random small budgets and calls interleaved between them, placements left half done and
-//! stopped, and the model checks that `next_work` is never later than the earliest deadline.
+//! random small budgets (in every other run, budgets of a unit or a few on every call) and calls
+//! interleaved between them, placements left half done and stopped, and the model checks that
+//! `next_work` is never later than the earliest deadline.
 //!
 //! By default each backend runs [`DEFAULT_OPS`] calls spread over [`RUNS`] runs with different
 //! capacities and starting clocks (0, just below 2^32, just below 2^64, random).
@@ -109,6 +110,11 @@ fn differential(kind: SchemeKind) {
              differential), run {run} seed {seed:#x}, {config:?}",
             kind.name()
         );
+        // Every other run on budgets of a unit or a few: bounds left loose where they run out.
+        let profile = Profile {
+            tiny_budgets: run % 2 == 1,
+            ..profile
+        };
         let mut d = Driver::new(
             &mut sut,
             seed,
