@@ -2583,13 +2583,7 @@ TEST_F_TIMEOUT(slow_tick, a_signal_ends_an_advance, 300)
 	       st.max_hold_ns / 1000);
 }
 
-/*
- * A start or reset on a scheme that places a callout within one hold (all but schemes 2 and 5)
- * waits for no long operation on the same file: here a set and a reset of the callout it made
- * return while an ADVANCE runs (it would run for hours: each of its ticks visits every callout),
- * which a signal then ends. Should they wait for it, a watchdog ends the ADVANCE after
- * PROMPT_NS and they return after it.
- */
+/* An ADVANCE that would run for hours (each of its ticks visits every callout), in a thread. */
 struct long_advance {
 	struct bg_ioctl advance;
 	atomic_int calls_done;
@@ -2604,6 +2598,40 @@ static void *end_long_advance(void *arg)
 	return NULL;
 }
 
+/*
+ * Starts `a`'s ADVANCE in a thread, waits until it has ticked (it then holds the instance's slow
+ * right), and starts `ender`, which ends it once the calls beside it are done, or after
+ * PROMPT_NS.
+ */
+static void begin_long_advance(struct __test_metadata *_metadata, int fd, struct long_advance *a,
+			       pthread_t *ender)
+{
+	struct tw_stats st;
+
+	ASSERT_EQ(0, catch_signal(SIGUSR2));
+	ASSERT_EQ(0, pthread_create(&a->advance.thread, NULL, run_bg_ioctl, &a->advance));
+	ASSERT_TRUE(WAIT_FOR(atomic_load(&a->advance.done) || (!get_stats(fd, &st) && st.ticks)));
+	ASSERT_EQ(0, pthread_create(ender, NULL, end_long_advance, a));
+}
+
+/* Whether the ADVANCE still ran when the calls beside it returned; then ends it. */
+static int finish_long_advance(struct long_advance *a, pthread_t ender)
+{
+	int during = !atomic_load(&a->advance.done);
+
+	atomic_store(&a->calls_done, 1);
+	pthread_join(ender, NULL);
+	pthread_join(a->advance.thread, NULL);
+	return during;
+}
+
+/*
+ * A start or reset on a scheme that places a callout within one hold (all but schemes 2 and 5)
+ * waits for no long operation on the same file: here a set and a reset of the callout it made
+ * return while an ADVANCE runs (it would run for hours: each of its ticks visits every callout),
+ * which a signal then ends. Should they wait for it, a watchdog ends the ADVANCE after
+ * PROMPT_NS and they return after it.
+ */
 TEST_F_TIMEOUT(slow_tick, a_set_and_a_reset_wait_for_no_advance, 300)
 {
 	__u64 n = TW_MAX_ADVANCE;
@@ -2616,21 +2644,13 @@ TEST_F_TIMEOUT(slow_tick, a_set_and_a_reset_wait_for_no_advance, 300)
 
 	if (self->fd < 0)
 		return;
-	ASSERT_EQ(0, catch_signal(SIGUSR2));
-	ASSERT_EQ(0, pthread_create(&a.advance.thread, NULL, run_bg_ioctl, &a.advance));
-	/* The ADVANCE has ticked: it holds the instance's slow right. */
-	ASSERT_TRUE(WAIT_FOR(atomic_load(&a.advance.done) ||
-			     (!get_stats(self->fd, &st) && st.ticks)));
-	ASSERT_EQ(0, pthread_create(&ender, NULL, end_long_advance, &a));
+	begin_long_advance(_metadata, self->fd, &a, &ender);
 	t0 = now_ns();
 	set = set_callout(self->fd, SLOW_FAR + 1, 1, &h);
 	reset.handle = h;
 	moved = ioctl(self->fd, TW_IOC_RESET, &reset);
 	took = now_ns() - t0;
-	during = !atomic_load(&a.advance.done);
-	atomic_store(&a.calls_done, 1);
-	pthread_join(ender, NULL);
-	pthread_join(a.advance.thread, NULL);
+	during = finish_long_advance(&a, ender);
 	if (!a.advance.ret)
 		SKIP(return, "the ADVANCE ended by itself: not slow enough here");
 	EXPECT_EQ(EINTR, a.advance.err);
@@ -2662,22 +2682,14 @@ TEST_F_TIMEOUT(slow_tick, bad_arguments_fail_at_once_beside_an_advance, 300)
 
 	if (self->fd < 0)
 		return;
-	ASSERT_EQ(0, catch_signal(SIGUSR2));
-	ASSERT_EQ(0, pthread_create(&a.advance.thread, NULL, run_bg_ioctl, &a.advance));
-	/* The ADVANCE has ticked: it holds the instance's slow right. */
-	ASSERT_TRUE(WAIT_FOR(atomic_load(&a.advance.done) ||
-			     (!get_stats(self->fd, &st) && st.ticks)));
-	ASSERT_EQ(0, pthread_create(&ender, NULL, end_long_advance, &a));
+	begin_long_advance(_metadata, self->fd, &a, &ender);
 	t0 = now_ns();
 	e_none = ioctl(self->fd, TW_IOC_ADVANCE, &none) ? errno : 0;
 	e_over = ioctl(self->fd, TW_IOC_ADVANCE, &over) ? errno : 0;
 	e_untimeout = ioctl(self->fd, TW_IOC_UNTIMEOUT, &u) ? errno : 0;
 	e_bench = ioctl(self->fd, TW_IOC_BENCH, &b) ? errno : 0;
 	took = now_ns() - t0;
-	during = !atomic_load(&a.advance.done);
-	atomic_store(&a.calls_done, 1);
-	pthread_join(ender, NULL);
-	pthread_join(a.advance.thread, NULL);
+	during = finish_long_advance(&a, ender);
 	if (!a.advance.ret)
 		SKIP(return, "the ADVANCE ended by itself: not slow enough here");
 	EXPECT_EQ(EINTR, a.advance.err);
