@@ -103,7 +103,7 @@ impl Instance {
         let (mut r, mut w) = user.reader_writer();
         let mut b: tw_bench = r.read()?;
         check(&b)?;
-        // A bench of the instance's on the wrong instance fails at once too.
+        // A bench of the instance's on an instance without the manual clock fails at once too.
         if !matches!(
             b.kind,
             TW_BENCH_TIMER_LIST | TW_BENCH_TIMER_LIST_MOD | TW_BENCH_HRTIMER
@@ -173,13 +173,13 @@ impl Instance {
     /// Resets one extra callout `iterations` times through the instance's own interface, and
     /// every [`PAIR_SLICE_NS`] of them under the lock, and after the last, calls `partner` with
     /// the number of resets made since its last turn (outside the lock; an error ends the
-    /// bench). Returns the time under the lock and the longest hold.
+    /// bench). Returns the time under the lock and the longest hold. The caller has checked
+    /// the clock ([`Instance::manual`]; a configuration never changes).
     fn bench_resets(
         &self,
         b: &tw_bench,
         partner: &mut dyn FnMut(u64) -> Result,
     ) -> Result<(u64, u64)> {
-        self.manual()?;
         let _slow = self.core.slow()?;
         let mut rng = Rng::new(b.seed);
         let first = rng.within(b.min_ticks, b.spread);
@@ -298,9 +298,9 @@ impl Instance {
     }
 
     /// Runs `iterations` ticks of the paper's per-tick bookkeeping (periodic, whatever the
-    /// instance's clock mode), with their expiry processing.
+    /// instance's clock mode), with their expiry processing. The caller has checked the clock,
+    /// as for [`Instance::bench_resets`].
     fn bench_ticks(&self, b: &tw_bench) -> Result<(u64, u64)> {
-        self.manual()?;
         let _slow = self.core.slow()?;
         let mut target = None;
         let mut left = b.iterations;
