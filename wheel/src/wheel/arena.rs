@@ -112,6 +112,15 @@ impl Default for List {
     }
 }
 
+/// Why [`Arena::earliest_of_few`] stopped before the end of its list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cut {
+    /// The budget ran out: a call with more may finish the walk.
+    Spent,
+    /// The list holds more than the limit: no call will walk it.
+    TooLong,
+}
+
 /// Entries, free list, clock and due queue.
 ///
 /// # Invariants
@@ -249,21 +258,25 @@ impl<S: Storage> Arena<S> {
     }
 
     /// [`Arena::earliest`] of a `list` of at most `limit` entries, within `work`, a unit an
-    /// entry: `None` if the list is longer, or the budget runs out before the walk ends.
-    pub fn earliest_of_few(&self, list: &List, limit: usize, work: &mut Work) -> Option<u64> {
+    /// entry; or why the walk stopped first: the budget ran out ([`Cut::Spent`], looked at
+    /// first) or the list is longer ([`Cut::TooLong`]).
+    pub fn earliest_of_few(&self, list: &List, limit: usize, work: &mut Work) -> Result<u64, Cut> {
         let mut at = list.head;
         let mut best = self.never();
         let mut seen = 0;
         while at != NIL {
-            if work.is_spent() || seen == limit {
-                return None;
+            if work.is_spent() {
+                return Err(Cut::Spent);
+            }
+            if seen == limit {
+                return Err(Cut::TooLong);
             }
             seen += 1;
             work.spend(1);
             best = self.sooner(best, self.entries[at as usize].deadline);
             at = self.next(at);
         }
-        Some(best)
+        Ok(best)
     }
 
     /// "No deadline": a tick as far off as a deadline can be, for seeding minima.

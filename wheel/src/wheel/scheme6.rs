@@ -71,7 +71,7 @@
 
 use core::cell::Cell;
 
-use super::arena::{Arena, NIL};
+use super::arena::{Arena, Cut, NIL};
 use super::slots::Slots;
 use super::{Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
 
@@ -688,7 +688,7 @@ impl<S: Storage> Scheme for HashedUnsorted<S> {
         }
         let limit = super::TIGHTEN_LIMIT;
         match self.arena.earliest_of_few(&list, limit, work) {
-            Some(earliest) => {
+            Ok(earliest) => {
                 self.loose = NIL;
                 match earliest == next {
                     true => return,
@@ -698,10 +698,9 @@ impl<S: Storage> Scheme for HashedUnsorted<S> {
                     }
                 }
             }
-            // Cut short by the budget: walked again on the next call.
-            None if work.is_spent() => return,
-            // Too many on the slot to walk.
-            None => {
+            // Walked again on the next call.
+            Err(Cut::Spent) => return,
+            Err(Cut::TooLong) => {
                 self.loose = NIL;
                 return;
             }

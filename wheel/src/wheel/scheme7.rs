@@ -108,7 +108,7 @@
 //!
 //! Timers with equal deadlines may pop in any order.
 
-use super::arena::{Arena, List, NIL};
+use super::arena::{Arena, Cut, List, NIL};
 use super::slots::Slots;
 use super::{Advanced, Clock, Config, Error, NextExpiry, Scheme, SchemeKind, Storage, Work};
 
@@ -954,8 +954,8 @@ impl<S: Storage, const DEPTH: usize> Hierarchical<S, DEPTH> {
                     .arena
                     .earliest_of_few(self.list(list), super::LIST_LOOK_LIMIT, work)
                 {
-                    Some(earliest) => earliest,
-                    None => return Some(bound),
+                    Ok(earliest) => earliest,
+                    Err(_) => return Some(bound),
                 },
             };
             best = Some(best.map_or(earliest, |b| self.arena.sooner(b, earliest)));
@@ -1029,15 +1029,16 @@ impl<S: Storage, const DEPTH: usize> Scheme for Hierarchical<S, DEPTH> {
             self.loose = NIL;
             return;
         }
-        let earliest = self.arena.earliest_of_few(&l, super::TIGHTEN_LIMIT, work);
-        // A walk cut short by the budget is made again on the next call; a list too long to
-        // walk is left.
-        if earliest.is_some() || !work.is_spent() {
-            self.loose = NIL;
-        }
-        let Some(earliest) = earliest else {
-            return;
+        let earliest = match self.arena.earliest_of_few(&l, super::TIGHTEN_LIMIT, work) {
+            // Walked again on the next call.
+            Err(Cut::Spent) => return,
+            Err(Cut::TooLong) => {
+                self.loose = NIL;
+                return;
+            }
+            Ok(earliest) => earliest,
         };
+        self.loose = NIL;
         self.low[list] = match list < Self::TOP {
             true => {
                 let last = self.next_reach(list).wrapping_sub(1);
