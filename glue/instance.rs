@@ -537,12 +537,38 @@ impl Instance {
         let interrupted = self.run_batch(&slow, &mut ops);
         self.arm();
         drop(slow);
-        w.write_slice(ops.as_bytes())?;
+        if let Err(e) = w.write_slice(ops.as_bytes()) {
+            self.cancel_batch(&ops);
+            return Err(e);
+        }
         if interrupted {
             Err(EINTR)
         } else {
             Ok(())
         }
+    }
+
+    /// The results of a batch could not be written back (its array unmapped or protected since
+    /// it was read, or written in part): the callouts it started anew, whose handles its caller
+    /// may not have, are cancelled again, as a single call's are ([`Self::write_back`]), a
+    /// reset's too (its old callout is cancelled already). A hold cancels as many as its work
+    /// allows; the rest follow in the next, whatever signal comes, so that none is left behind.
+    fn cancel_batch(&self, ops: &[tw_op]) {
+        let mut new = ops
+            .iter()
+            .filter(|op| op.result == 0 && matches!(op.op, TW_OP_SET | TW_OP_TIMEOUT | TW_OP_RESET))
+            .map(|op| Handle::from_raw(op.handle))
+            .peekable();
+        while new.peek().is_some() {
+            self.core.hold(|st, work| {
+                while !work.is_spent() {
+                    let Some(h) = new.next() else { break };
+                    st.cancel_new(h, work);
+                }
+            });
+            cond_resched();
+        }
+        self.arm();
     }
 
     /// Runs a batch in holds, with the instance's slow right; returns whether a signal cut it

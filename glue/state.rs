@@ -314,8 +314,13 @@ impl State {
 
     /// Cancels a callout just started for a caller that will not get its handle (a signal
     /// during its placement, a handle that cannot be written back), and takes it out of the
-    /// statistics; nothing if it is gone already (a placing callout may fire meanwhile).
+    /// statistics; nothing if it is gone already (a placing callout may fire meanwhile). A unit
+    /// of `work` for the call, as [`State::unset_checking_arm`], so that a loop of them under one
+    /// hold ([`Instance::cancel_batch`]) stays within the hold's work.
+    ///
+    /// [`Instance::cancel_batch`]: crate::instance::Instance
     pub(crate) fn cancel_new(&mut self, h: Handle, work: &mut Work) {
+        work.spend(1);
         if self.unset(h, work).is_ok() {
             self.stats.started -= 1;
             self.stats.stopped -= 1;
@@ -1289,5 +1294,32 @@ mod tests {
         // The one due first, on tick 140, is gone.
         run(&mut st, 140);
         assert_eq!(st.snapshot().fired, 0);
+    }
+
+    #[test]
+    fn cancelling_new_callouts_is_charged_to_the_hold() {
+        // Scheme 7 unlinks a callout at no cost of its own: the cancel's unit is what bounds a
+        // loop of them under one hold, stale handles (callouts fired meanwhile) included.
+        let mut st = state(7, 0);
+        let new: [Handle; 40] = core::array::from_fn(|i| {
+            let i = i as u64 + 1;
+            st.set(1000 + i, 0, i, &mut Work::unlimited()).unwrap()
+        });
+        let mut cancelled = 0;
+        let mut holds = 0;
+        while cancelled < new.len() {
+            let work = &mut Work::new(8);
+            while !work.is_spent() && cancelled < new.len() {
+                st.cancel_new(new[cancelled], work);
+                cancelled += 1;
+            }
+            assert!(work.done() <= 8);
+            holds += 1;
+        }
+        assert_eq!(holds, 5);
+        let s = st.snapshot();
+        assert_eq!((s.outstanding, s.started, s.stopped), (0, 0, 0));
+        st.cancel_new(new[0], &mut Work::new(1));
+        assert_eq!(st.snapshot().started, 0);
     }
 }

@@ -22,7 +22,8 @@
  *              without waiting for their teardown (the next bench waits for that, answering
  *              signals; the bound a fraction of the same timers' bench); it undoes a RESET, and
  *              loses no callout of a batch of resets; a set and a reset on schemes 1 and 6
- *              wait for no ADVANCE
+ *              wait for no ADVANCE, nor do bad arguments beside it; a batch whose results
+ *              cannot be written back leaves no callout behind
  *   citizen    failed first calls leave an instance unconfigured, and so does a signal during
  *              the CONFIGURE of the largest instance (EINTR); untimeout of thousands of
  *              duplicates in bounded holds, and while another thread resets one of them;
@@ -2701,6 +2702,63 @@ TEST_F_TIMEOUT(slow_tick, bad_arguments_fail_at_once_beside_an_advance, 300)
 	ASSERT_EQ(0, get_stats(self->fd, &st));
 	EXPECT_EQ(variant->n, st.outstanding);
 	TH_LOG("four bad calls in %llu us, beside an ADVANCE at tick %llu", took / 1000, st.ticks);
+}
+
+/* A call in a thread that says which thread it is, so that asleep_in() can watch it. */
+struct watched_ioctl {
+	struct bg_ioctl call;
+	_Atomic pid_t tid;
+};
+
+static void *run_watched_ioctl(void *arg)
+{
+	struct watched_ioctl *w = arg;
+
+	atomic_store(&w->tid, gettid());
+	return run_bg_ioctl(&w->call);
+}
+
+/*
+ * A batch whose results cannot be written back (its array made read-only after the batch read
+ * it) fails with EFAULT and leaves no callout behind whose handle its caller may not have: its
+ * set is cancelled again, as a single TW_IOC_SETCALLOUT's is. The batch waits for a long
+ * ADVANCE on the same file while the array is protected, so that it has read and checked the
+ * array before, and runs its set after.
+ */
+TEST_F_TIMEOUT(slow_tick, a_batch_whose_results_cannot_be_written_back_leaves_nothing, 300)
+{
+	__u64 n = TW_MAX_ADVANCE;
+	struct long_advance a = { .advance = { .fd = self->fd, .cmd = TW_IOC_ADVANCE, .arg = &n } };
+	struct watched_ioctl b = { .call = { .fd = self->fd, .cmd = TW_IOC_BATCH } };
+	struct tw_batch batch = { .count = 1 };
+	struct tw_stats st;
+	struct tw_op *op;
+	int waited;
+	pthread_t ender;
+
+	if (self->fd < 0)
+		return;
+	op = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, op);
+	*op = (struct tw_op){ .op = TW_OP_SET, .a = SLOW_FAR + 1, .b = 1 };
+	batch.ops = (uintptr_t)op;
+	b.call.arg = &batch;
+	begin_long_advance(_metadata, self->fd, &a, &ender);
+	ASSERT_EQ(0, pthread_create(&b.call.thread, NULL, run_watched_ioctl, &b));
+	waited = WAIT_FOR(asleep_in(atomic_load(&b.tid), SYS_ioctl));
+	ASSERT_EQ(0, mprotect(op, 4096, PROT_READ));
+	finish_long_advance(&a, ender);
+	pthread_join(b.call.thread, NULL);
+	munmap(op, 4096);
+	if (!a.advance.ret)
+		SKIP(return, "the ADVANCE ended by itself: not slow enough here");
+	if (!waited)
+		SKIP(return, "the batch was not seen waiting for the ADVANCE");
+	ASSERT_EQ(-1, b.call.ret);
+	EXPECT_EQ(EFAULT, b.call.err) TH_LOG("batch: %s", strerror(b.call.err));
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(variant->n, st.outstanding) TH_LOG("the batch's set was left behind");
+	EXPECT_EQ(variant->n, st.started);
 }
 
 /* ---- An instance's state through the file ---------------------------------------------------- */

@@ -295,16 +295,25 @@ struct tw_op {
  * operation names by handle or key being stale), and the instance stays unconfigured.
  * Errors: EINVAL  count is 0 or above TW_MAX_BATCH, or reserved is not 0
  *         EFAULT  ops is bad, or not writable (the array is written back unchanged before
- *                 any operation runs): no operation was run (or, if the results could not be
- *                 written back afterwards, the array having been unmapped or protected
- *                 meanwhile, all were, and their callouts fire and are read as usual)
+ *                 any operation runs): no operation was run; or the results could not be
+ *                 written back afterwards (the array unmapped or protected meanwhile; part of
+ *                 it may have been written): the operations ran, but every callout a
+ *                 TW_OP_SET, TW_OP_TIMEOUT or TW_OP_RESET made anew, whose handle the caller
+ *                 may not have, was cancelled again (a reset's old callout with it), as
+ *                 TW_IOC_SETCALLOUT's is; one that fired first has its record in the ring.
+ *                 EFAULT then takes the place of EINTR, should a signal have cut the batch
+ *                 short too.
  *         ENOMEM  the operations could not be copied in, or the instance was not configured
  *                 and its default storage could not be allocated: no operation was run
  *         EINTR   a signal arrived while it ran: the operations run so far keep their results,
  *                 written back; the others have result -EINTR and were not run (a TW_OP_MOD
  *                 cut short in its placement has -EINTR and is undone, as TW_IOC_RESET; a
  *                 TW_OP_RESET whose set is still placing, its old callout already cancelled,
- *                 is placed to the end first, and keeps its result and new handle); or while
+ *                 is placed to the end first, and keeps its result and new handle; a
+ *                 TW_OP_SET or TW_OP_TIMEOUT cut short in its placement has -EINTR and is
+ *                 cancelled, but for a callout whose tick came during its placement, on the
+ *                 real clock, which fired: its record, with the handle written back in its
+ *                 operation, is in the ring, as for TW_IOC_SETCALLOUT); or while
  *                 it waited for another long operation on the same file to end: none was run,
  *                 and the array is left as it was given
  */
