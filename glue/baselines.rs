@@ -167,7 +167,8 @@ impl Drop for Teardowns {
 }
 
 /// Waits until no teardown of an earlier bench is left, so that none runs beside a
-/// measurement; EINTR on a signal meanwhile.
+/// measurement. A signal ends the wait with ERESTARTSYS: the bench has done nothing yet, so
+/// that a handler installed with SA_RESTART restarts it, as every other call waiting to begin.
 pub(crate) fn wait_for_teardowns() -> Result {
     let Some((_, pending)) = shared() else {
         return Ok(());
@@ -175,7 +176,7 @@ pub(crate) fn wait_for_teardowns() -> Result {
     let mut count = pending.count.lock();
     while *count > 0 {
         if pending.done.wait_interruptible(&mut count) {
-            return Err(EINTR);
+            return Err(ERESTARTSYS);
         }
     }
     Ok(())

@@ -20,7 +20,8 @@ use crate::{
     },
     instance::{
         between_holds,
-        Instance, //
+        Instance,
+        Slow, //
     },
     params::KernelStorage,
     uapi::*,
@@ -114,9 +115,9 @@ impl Instance {
         wait_for_teardowns()?;
         let (ns, max_hold) = match b.kind {
             TW_BENCH_SETCALLOUT | TW_BENCH_TIMEOUT | TW_BENCH_MOD => {
-                self.bench_resets(&b, &mut |_| Ok(()))?
+                self.bench_resets(&self.core.slow()?, &b, &mut |_| Ok(()))?
             }
-            TW_BENCH_TICK => self.bench_ticks(&b)?,
+            TW_BENCH_TICK => self.bench_ticks(&self.core.slow()?, &b)?,
             TW_BENCH_TIMER_LIST | TW_BENCH_TIMER_LIST_MOD | TW_BENCH_HRTIMER => {
                 (LinuxBench::run(&b)?, 0)
             }
@@ -145,12 +146,15 @@ impl Instance {
         {
             return Err(EINVAL);
         }
-        // Before the Linux timers are made: a bench on the wrong instance fails at once.
+        // Before the Linux timers are made: a bench on the wrong instance fails at once, and one
+        // that waits for another long operation on the file has made none, to be left pending
+        // meanwhile or taken down after a signal.
         self.manual()?;
         wait_for_teardowns()?;
+        let slow = self.core.slow()?;
         let mut linux = LinuxBench::new(&p.baseline)?;
         let mut linux_ns = 0;
-        let (ns, max_hold) = self.bench_resets(&p.instance, &mut |k| {
+        let (ns, max_hold) = self.bench_resets(&slow, &p.instance, &mut |k| {
             linux_ns += linux.resets(k)?;
             Ok(())
         })?;
@@ -174,13 +178,14 @@ impl Instance {
     /// every [`PAIR_SLICE_NS`] of them under the lock, and after the last, calls `partner` with
     /// the number of resets made since its last turn (outside the lock; an error ends the
     /// bench). Returns the time under the lock and the longest hold. The caller has checked
-    /// the clock ([`Instance::manual`]; a configuration never changes).
+    /// the clock ([`Instance::manual`]; a configuration never changes) and holds the file's
+    /// slow right.
     fn bench_resets(
         &self,
+        _slow: &Slow<'_>,
         b: &tw_bench,
         partner: &mut dyn FnMut(u64) -> Result,
     ) -> Result<(u64, u64)> {
-        let _slow = self.core.slow()?;
         let mut rng = Rng::new(b.seed);
         let first = rng.within(b.min_ticks, b.spread);
         let legacy = b.kind == TW_BENCH_TIMEOUT;
@@ -300,8 +305,7 @@ impl Instance {
     /// Runs `iterations` ticks of the paper's per-tick bookkeeping (periodic, whatever the
     /// instance's clock mode), with their expiry processing. The caller has checked the clock,
     /// as for [`Instance::bench_resets`].
-    fn bench_ticks(&self, b: &tw_bench) -> Result<(u64, u64)> {
-        let _slow = self.core.slow()?;
+    fn bench_ticks(&self, _slow: &Slow<'_>, b: &tw_bench) -> Result<(u64, u64)> {
         let mut target = None;
         let mut left = b.iterations;
         let mut elapsed = 0;

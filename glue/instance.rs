@@ -463,6 +463,8 @@ impl Instance {
 
     fn ioctl_reset(&self, mut r: UserSliceReader) -> Result {
         let req: tw_reset = r.read()?;
+        // A bad interval fails at once, before the call may wait for another long operation.
+        check_set(req.ticks, req.latest)?;
         let h = Handle::from_raw(req.handle);
         self.start_op(false, |st, work| {
             st.reset(h, req.ticks, req.latest, work).map(|()| h)
@@ -482,8 +484,11 @@ impl Instance {
 
     fn ioctl_advance(&self, mut r: UserSliceReader) -> Result {
         let n: u64 = r.read()?;
-        // A bad count fails at once; the clock is known once no other long operation runs.
-        if !(1..=TW_MAX_ADVANCE).contains(&n) {
+        // A bad count fails at once, and so does an instance on the real clock (a configuration
+        // never changes); one not configured yet may be by the time no other long operation
+        // runs, and the clock is read again then.
+        let real = |st: &State| st.params().is_some_and(|p| p.clock != TW_CLOCK_MANUAL);
+        if !(1..=TW_MAX_ADVANCE).contains(&n) || real(&self.core.state.lock()) {
             return Err(EINVAL);
         }
         let _slow = self.core.slow()?;

@@ -257,8 +257,10 @@ struct tw_untimeout {
  * idle ticks at no cost unless the instance is TW_CONFIG_PERIODIC. On an instance not
  * configured yet it configures nothing.
  * Errors: EINVAL  the instance has the real clock or is not configured, or the count is 0 or
- *                 above TW_MAX_ADVANCE
- *         EINTR   a signal arrived; the ticks already run stay run
+ *                 above TW_MAX_ADVANCE (at once, beside another long operation on the same
+ *                 file, but on an instance not configured yet, which may be meanwhile)
+ *         EINTR   a signal arrived; the ticks already run stay run; or while the call waited
+ *                 for another long operation on the same file to end: no tick was run
  */
 
 /* One operation of a batch: the fields each op reads, and what it writes. */
@@ -391,10 +393,11 @@ struct tw_fired {
  * takes them down before returning; a signal (EINTR, or, once the results are out, delivered
  * on return) leaves the rest of that to a workqueue of the module's own, so that the call
  * returns at once however many it made. Every bench first waits until the timers of earlier
- * ones are gone (a signal ends that wait: EINTR), so that their teardown does not run beside
- * its measurement. New deadlines of the reset timer are drawn from
- * [min_ticks, min_ticks + spread), min_ticks at least TW_MIN_BASELINE_TICKS: the n timers are
- * then 2^19 ticks (8.7 minutes at 1 ms) away or more, and nothing fires during a bench.
+ * ones are gone (a signal ends that wait, nothing done: EINTR, or a restart under SA_RESTART),
+ * so that their teardown does not run beside its measurement. New deadlines of the reset
+ * timer are drawn from [min_ticks, min_ticks + spread), min_ticks at least
+ * TW_MIN_BASELINE_TICKS: the n timers are then 2^19 ticks (8.7 minutes at 1 ms) away or more,
+ * and nothing fires during a bench.
  *
  *   TW_BENCH_MOD         the same reset in place: TW_IOC_RESET on one handle, under its lock
  *   TW_BENCH_TIMER_LIST_MOD  mod_timer of the pending timer_list (Linux's reset in place)
