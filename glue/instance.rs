@@ -889,8 +889,9 @@ macro_rules! misc_device {
 }
 
 // Poll for Rust misc devices is a kernel patch of this project (scripts/kernel-patches/);
-// Kbuild sets `tw_misc_poll` where the kernel has it. Without it the file has no poll hook,
-// and poll/select/epoll see it as always readable, as for any file without one.
+// Kbuild sets `tw_misc_poll` where the kernel has it. Without it the file has no poll hook:
+// poll and select see it as always readable, as any file without one, and `epoll_ctl` refuses
+// it (EPERM).
 #[cfg(tw_misc_poll)]
 misc_device! {
     fn poll(me: Pin<&Instance>, file: &File, table: &kernel::sync::poll::PollTable<'_>) -> u32 {

@@ -176,7 +176,9 @@ struct tw_set {
  * TW_IOC_UNSETCALLOUT: cancels the callout `handle` names (from TW_IOC_SETCALLOUT or
  * TW_IOC_TIMEOUT). On an instance not configured yet it configures nothing. A handle names a
  * callout of the file that issued it: every instance numbers its handles from a start of its
- * own, so that one given to another file is stale there.
+ * own, so that one given to another file is stale there (the starts lie far apart: for two
+ * files opened within 1,000 opens of each other, one would have to reuse an entry 4.9 * 10^8
+ * times to issue a handle the other issued, or will).
  * Errors: ENOENT  the handle is stale: the callout fired, was cancelled, never existed, or is
  *                 another file's
  */
@@ -217,7 +219,9 @@ struct tw_query {
 	__u32 pending; /* out: 1 if outstanding (pending or expired, not yet processed), else 0 */
 	__u32 reserved; /* must be 0 */
 	__u64 deadline; /* out: the tick it is due on (0 when not pending) */
-	__u64 now; /* out: the instance's tick counter */
+	__u64 now; /* out: the current tick: on the real clock, the tick real time has reached,
+		    * which tw_stats.now, the tick the scheme stands on, reaches only when there
+		    * is work (the clock is tickless) */
 };
 
 /*
@@ -335,7 +339,7 @@ struct tw_stats {
 	__u64 stopped; /* unset and untimeout calls that succeeded */
 	__u64 fired; /* expiry records produced (delivered or dropped) */
 	__u64 ticks; /* ticks of bookkeeping run */
-	__u64 now; /* the tick counter */
+	__u64 now; /* the tick the scheme stands on (see tw_query.now) */
 	__u64 overruns; /* real clock: periods the hrtimer missed and caught up */
 	__u64 carried; /* expiries left for a later tick because the budget ran out */
 	__u64 queued; /* expired, not yet processed (carried) now */
@@ -360,7 +364,10 @@ struct tw_stats {
  * EINTR (a handler installed with SA_RESTART restarts the read instead). A read that has
  * delivered records ends early on a signal and returns them, never EINTR (as read(2) of
  * /dev/zero does): a long read answers signals, and a stream of them never stops a reader. A
- * buffer smaller than one record: EINVAL.
+ * buffer smaller than one record: EINVAL. A buffer that faults ends the read with the records
+ * delivered before it, or EFAULT if none was; the records it could not take go back to the
+ * head of the ring, ahead of newer ones, as far as there is room (the ring may have filled
+ * meanwhile: what does not fit is lost, counted in tw_stats.ring_drops).
  */
 #define TW_ORIGIN_CALLOUT 1 /* TW_IOC_SETCALLOUT: cookie */
 #define TW_ORIGIN_LEGACY 2 /* TW_IOC_TIMEOUT: func, arg */
