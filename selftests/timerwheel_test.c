@@ -117,8 +117,10 @@ TEST(unknown_commands_are_enotty)
 	EXPECT_EQ(ENOTTY, errno);
 	EXPECT_EQ(-1, ioctl(fd, _IOR('x', 0x00, struct tw_info), 0));
 	EXPECT_EQ(ENOTTY, errno);
-	/* A known number with the wrong size is another command. */
+	/* A known number with the wrong size, or the wrong direction, is another command. */
 	EXPECT_EQ(-1, ioctl(fd, _IOR(TW_IOC_MAGIC, 0x00, __u64), 0));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(fd, _IOW(TW_IOC_MAGIC, 0x00, struct tw_info), 0));
 	EXPECT_EQ(ENOTTY, errno);
 	close(fd);
 }
@@ -420,6 +422,37 @@ TEST_F(instance, legacy_interface_finds_func_arg)
 	}
 }
 
+/*
+ * An instance configured TW_CONFIG_HANDLES_ONLY has no table for the legacy interface: a
+ * timeout fails with EINVAL, alone, in a batch and as a bench, and no callout has a key.
+ */
+TEST_F(instance, handles_only_refuses_the_legacy_interface)
+{
+	struct tw_timeout t = { .func = 0xf00, .arg = 1, .ticks = 5 };
+	struct tw_untimeout u = { .func = 0xf00, .arg = 1 };
+	struct tw_op op = { .op = TW_OP_TIMEOUT, .a = 0xf00, .b = 1, .c = 5 };
+	struct tw_batch batch = { .ops = (uintptr_t)&op, .count = 1 };
+	struct tw_bench bench = { .kind = TW_BENCH_TIMEOUT, .iterations = 1, .min_ticks = 10,
+				  .spread = 10 };
+	struct tw_stats st;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, configure_flags(self->fd, variant, TW_CLOCK_MANUAL, 8, START,
+				     TW_CONFIG_HANDLES_ONLY));
+	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_TIMEOUT, &t));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, ioctl(self->fd, TW_IOC_BATCH, &batch));
+	EXPECT_EQ(-EINVAL, op.result);
+	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_BENCH, &bench));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_UNTIMEOUT, &u));
+	EXPECT_EQ(ENOENT, errno);
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(0, st.outstanding);
+	EXPECT_EQ(0, set_callout(self->fd, 5, 1, NULL));
+}
+
 TEST_F(instance, documented_errnos)
 {
 	struct tw_config c = { .scheme = variant->scheme, .clock = TW_CLOCK_MANUAL };
@@ -427,8 +460,11 @@ TEST_F(instance, documented_errnos)
 	struct tw_timeout nofunc = { .func = 0, .arg = 1, .ticks = 5 };
 	struct tw_reset reset = { .ticks = 5 };
 	struct tw_query query = { .reserved = 1 };
+	struct tw_op op = { .op = TW_OP_SET, .a = 10 };
+	struct tw_batch batch = { .ops = (uintptr_t)&op, .count = 1, .reserved = 1 };
 	struct tw_fired rec;
-	__u64 h, n;
+	struct tw_stats st;
+	__u64 h, h2, n;
 	char small[8];
 
 	if (self->fd < 0)
@@ -445,10 +481,18 @@ TEST_F(instance, documented_errnos)
 	c.tick_ns = 10;
 	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_CONFIGURE, &c));
 	EXPECT_EQ(EINVAL, errno);
+	c.tick_ns = TW_MAX_TICK_NS + 1;
+	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_CONFIGURE, &c));
+	EXPECT_EQ(EINVAL, errno);
 	c.tick_ns = 0;
 	c.capacity = TW_MAX_CAPACITY + 1;
 	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_CONFIGURE, &c));
 	EXPECT_EQ(EINVAL, errno);
+	c.capacity = 0;
+	c.slots = TW_MAX_SLOTS + 1;
+	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_CONFIGURE, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c.slots = variant->slots;
 	if (variant->scheme == 5 || variant->scheme == 6) {
 		c.capacity = 0;
 		c.slots = 100;
@@ -500,11 +544,41 @@ TEST_F(instance, documented_errnos)
 		EXPECT_EQ(-1, set_callout(self->fd, variant->slots + 1, 0, NULL));
 		EXPECT_EQ(ERANGE, errno);
 	}
+	/* A batch with reserved not 0 runs nothing. */
+	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_BATCH, &batch));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, op.result);
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(0, st.outstanding);
 	/* A full table. */
 	ASSERT_EQ(0, set_callout(self->fd, 10, 1, &h));
-	ASSERT_EQ(0, set_callout(self->fd, 10, 2, NULL));
+	ASSERT_EQ(0, set_callout(self->fd, 10, 2, &h2));
 	EXPECT_EQ(-1, set_callout(self->fd, 10, 3, NULL));
 	EXPECT_EQ(ENOSPC, errno);
+	/* A reset to a bad interval leaves its callout where it was. */
+	reset.handle = h2;
+	reset.ticks = 0;
+	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_RESET, &reset));
+	EXPECT_EQ(EINVAL, errno);
+	reset.ticks = 10;
+	reset.latest = 9;
+	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_RESET, &reset));
+	EXPECT_EQ(EINVAL, errno);
+	reset.latest = 0;
+	reset.ticks = TW_MAX_TICKS + 1;
+	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_RESET, &reset));
+	EXPECT_EQ(EINVAL, errno);
+	if (variant->scheme == 4) {
+		reset.ticks = variant->slots + 1;
+		EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_RESET, &reset));
+		EXPECT_EQ(ERANGE, errno);
+	}
+	query = (struct tw_query){ .handle = h2 };
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_QUERY, &query));
+	EXPECT_EQ(1, query.pending);
+	EXPECT_EQ(START + 10, query.deadline);
+	query.reserved = 1;
+	reset.ticks = 5;
 	/* Stale and never-issued handles. */
 	EXPECT_EQ(0, unset_callout(self->fd, h));
 	EXPECT_EQ(-1, unset_callout(self->fd, h));
@@ -524,8 +598,10 @@ TEST_F(instance, documented_errnos)
 	n = TW_MAX_ADVANCE + 1;
 	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_ADVANCE, &n));
 	EXPECT_EQ(EINVAL, errno);
-	/* read: too small a buffer, nothing there without blocking. */
+	/* read: too small a buffer, or none, nothing there without blocking. */
 	EXPECT_EQ(-1, read(self->fd, small, sizeof(small)));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, read(self->fd, small, 0));
 	EXPECT_EQ(EINVAL, errno);
 	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, O_NONBLOCK));
 	EXPECT_EQ(-1, read(self->fd, &rec, sizeof(rec)));
