@@ -10,7 +10,10 @@ mod common;
 use common::{backends, drain, max_interval, step, HASHED_SLOTS, WHEEL4_MAX};
 use std::collections::HashMap;
 use wheel::rng::Rng;
-use wheel::{Advanced, Clock, Error, Handle, NextExpiry, Scheme, SchemeKind, Work, MAX_INTERVAL};
+use wheel::{
+    Advanced, AnyScheme, Clock, Config, Error, Handle, HostStorage, NextExpiry, Scheme, SchemeKind,
+    Work, MAX_INTERVAL,
+};
 
 #[test]
 fn every_scheme_is_built() {
@@ -978,5 +981,35 @@ fn a_reschedule_still_placing_can_be_put_back() {
             placing > 0 && back == placing && due > 0 && due < back,
             "{kind:?}: {back} of {placing}, {due} due"
         );
+    }
+}
+
+#[test]
+fn a_reschedule_of_a_due_timer_still_placing_can_be_put_back() {
+    // A timer already due (its tick run, its expiry not yet popped), rescheduled by a call cut
+    // short in its walk: put back, it is due again, on its old tick, as if never moved.
+    for kind in [SchemeKind::OrderedList, SchemeKind::HashedSorted] {
+        // One slot: every timer on the list the reschedule walks.
+        let config = Config {
+            capacity: 8,
+            slots: 1,
+            start: 0,
+            generation: 1,
+        };
+        let mut s = AnyScheme::<HostStorage>::new(kind, &config).unwrap();
+        let a = s.start(1, 1).unwrap();
+        s.start(10, 2).unwrap();
+        s.start(20, 3).unwrap();
+        assert_eq!(s.tick(), 1, "{kind:?}");
+        assert_eq!(s.queued(), 1, "{kind:?}");
+        s.reschedule_within(a, 30, 30, &mut Work::new(1)).unwrap();
+        assert!(s.placing(), "{kind:?}");
+        assert_eq!(s.queued(), 0, "{kind:?}");
+        assert!(s.abandon_placement(), "{kind:?}: refused");
+        assert!(!s.placing(), "{kind:?}");
+        assert_eq!(s.deadline(a), Some(1), "{kind:?}");
+        assert_eq!(s.queued(), 1, "{kind:?}");
+        assert_eq!(drain(&mut s), [(1, 1)], "{kind:?}");
+        assert_eq!(s.len(), 2, "{kind:?}");
     }
 }

@@ -133,7 +133,11 @@
 /// - `fn next_busy(&self, work: &mut Work) -> Option<u64>`: the first tick after now that
 ///   has bookkeeping in tickless mode, if any, or a tick before it; spends at least one unit.
 ///
-/// `reschedule` and `advance` need `arena_moves!` in the scheme's inherent `impl` block too.
+/// `reschedule` and `advance` need `arena_moves!` in the scheme's inherent `impl` block too;
+/// a scheme whose filing may leave a timer placing names, with `arena_moves!(arena,
+/// queued_back: method)`, its `fn method(&mut self, was: u64)`, which keeps the way back of a
+/// timer a reschedule took off the due queue (due on `was`), for
+/// [`Scheme::abandon_placement`].
 ///
 /// `arena_delegates!(arena, quick: method)` also has `advance` try
 /// `fn method(&mut self, target: u64, clock: Clock, work: &mut Work) -> Option<Advanced>`
@@ -321,7 +325,7 @@ macro_rules! arena_delegates {
 /// [`Scheme::advance`] past the scheme's short-cut. `$arena` names the field that holds the
 /// [`arena::Arena`]; the scheme's own methods are those [`arena_delegates!`] lists.
 macro_rules! arena_moves {
-    ($arena:ident) => {
+    ($arena:ident $(, queued_back: $back:ident)?) => {
         /// Whether outstanding entry `idx` stays as it is on a reschedule into `[earliest,
         /// latest]`: already due in the range, the range valid and nothing placing. Never true
         /// of a queued timer, due now (0 ticks left, and `earliest` is at least 1). Ratas' idle
@@ -399,7 +403,8 @@ macro_rules! arena_moves {
             work.spend(1);
             // Not due in the range, or `reschedule` would have left it there.
             let deadline = self.choose(a, b)?;
-            if self.$arena.is_queued(idx) {
+            let (_was, queued) = (self.$arena.entry(idx).deadline, self.$arena.is_queued(idx));
+            if queued {
                 self.$arena.unqueue(idx);
             } else if self.retime(idx, deadline, work) {
                 return Ok(());
@@ -408,6 +413,13 @@ macro_rules! arena_moves {
             }
             self.$arena.entry_mut(idx).deadline = deadline;
             self.file(idx, deadline, work);
+            // A scheme whose filing may walk keeps the way back of a timer taken off the due
+            // queue, as `retime` keeps a pending one's: due again, should the walk be undone.
+            $(
+                if queued {
+                    self.$back(_was);
+                }
+            )?
             Ok(())
         }
     };

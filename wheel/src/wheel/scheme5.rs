@@ -137,7 +137,13 @@ impl<S: Storage> HashedSorted<S> {
         self.arena.remaining(self.arena.entry(idx).deadline)
     }
 
-    arena_moves!(arena);
+    arena_moves!(arena, queued_back: keep_due_back);
+
+    /// The way back of a timer a reschedule took off the due queue, due on `was`, should its
+    /// placement be walking ([`Scheme::abandon_placement`] queues it again).
+    fn keep_due_back(&mut self, was: u64) {
+        self.placing.keep_due_back(was);
+    }
 
     /// The latest tick of the range: every place costs the same here, and a timer pushed back
     /// into a range again and again stays put for longest (see [`Scheme::reschedule`]).

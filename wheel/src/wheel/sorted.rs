@@ -57,6 +57,17 @@ impl Placing {
         self.1 = back;
     }
 
+    /// Keeps the way back of the placing timer, should a reschedule be walking: for one taken
+    /// off the due queue, whose filing began as a start's, its old deadline, due.
+    pub(super) fn keep_due_back(&mut self, deadline: u64) {
+        if self.is_some() {
+            self.1 = Some(Back {
+                deadline,
+                after: NIL,
+            });
+        }
+    }
+
     /// Ends a reschedule's placement by putting its timer back, with the deadline it had: if
     /// that deadline is still ahead and still sorts between the neighbours it had (`head` gives
     /// the head of the list for a deadline, the one it was on), the entry comes back with the
