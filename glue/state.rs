@@ -316,9 +316,7 @@ impl State {
     /// during its placement, a handle that cannot be written back), and takes it out of the
     /// statistics; nothing if it is gone already (a placing callout may fire meanwhile). A unit
     /// of `work` for the call, as [`State::unset_checking_arm`], so that a loop of them under one
-    /// hold ([`Instance::cancel_batch`]) stays within the hold's work.
-    ///
-    /// [`Instance::cancel_batch`]: crate::instance::Instance
+    /// hold (a batch whose results could not be written back) stays within the hold's work.
     pub(crate) fn cancel_new(&mut self, h: Handle, work: &mut Work) {
         work.spend(1);
         if self.unset(h, work).is_ok() {
