@@ -2723,14 +2723,16 @@ static void *run_watched_ioctl(void *arg)
  * it) fails with EFAULT and leaves no callout behind whose handle its caller may not have: its
  * set is cancelled again, as a single TW_IOC_SETCALLOUT's is. The batch waits for a long
  * ADVANCE on the same file while the array is protected, so that it has read and checked the
- * array before, and runs its set after.
+ * array before, and runs after. Its first operation, an unset, shows that it ran (a batch that
+ * found its array read-only at once would run nothing, and leave as many callouts).
  */
 TEST_F_TIMEOUT(slow_tick, a_batch_whose_results_cannot_be_written_back_leaves_nothing, 300)
 {
-	__u64 n = TW_MAX_ADVANCE;
+	__u64 n = TW_MAX_ADVANCE, first;
 	struct long_advance a = { .advance = { .fd = self->fd, .cmd = TW_IOC_ADVANCE, .arg = &n } };
 	struct watched_ioctl b = { .call = { .fd = self->fd, .cmd = TW_IOC_BATCH } };
-	struct tw_batch batch = { .count = 1 };
+	struct tw_batch batch = { .count = 2 };
+	struct tw_query q = { 0 };
 	struct tw_stats st;
 	struct tw_op *op;
 	int waited;
@@ -2738,9 +2740,12 @@ TEST_F_TIMEOUT(slow_tick, a_batch_whose_results_cannot_be_written_back_leaves_no
 
 	if (self->fd < 0)
 		return;
+	/* The instance full: the batch's set has room once its unset has run. */
+	ASSERT_EQ(0, set_callout(self->fd, SLOW_FAR + 1, 1, &first));
 	op = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, op);
-	*op = (struct tw_op){ .op = TW_OP_SET, .a = SLOW_FAR + 1, .b = 1 };
+	op[0] = (struct tw_op){ .op = TW_OP_UNSET, .handle = first };
+	op[1] = (struct tw_op){ .op = TW_OP_SET, .a = SLOW_FAR + 1, .b = 2 };
 	batch.ops = (uintptr_t)op;
 	b.call.arg = &batch;
 	begin_long_advance(_metadata, self->fd, &a, &ender);
@@ -2756,9 +2761,14 @@ TEST_F_TIMEOUT(slow_tick, a_batch_whose_results_cannot_be_written_back_leaves_no
 		SKIP(return, "the batch was not seen waiting for the ADVANCE");
 	ASSERT_EQ(-1, b.call.ret);
 	EXPECT_EQ(EFAULT, b.call.err) TH_LOG("batch: %s", strerror(b.call.err));
+	q.handle = first;
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_QUERY, &q));
+	if (q.pending)
+		SKIP(return, "the batch ran nothing: its array was read-only before it read it");
 	ASSERT_EQ(0, get_stats(self->fd, &st));
 	EXPECT_EQ(variant->n, st.outstanding) TH_LOG("the batch's set was left behind");
-	EXPECT_EQ(variant->n, st.started);
+	EXPECT_EQ(variant->n + 1, st.started);
+	EXPECT_EQ(1, st.stopped);
 }
 
 /* ---- An instance's state through the file ---------------------------------------------------- */
