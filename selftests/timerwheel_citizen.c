@@ -3526,4 +3526,4 @@ TEST_F_TIMEOUT(slow_tick, calls_on_a_real_clock_behind_wake_it_once_a_period_at_
 	close(fd);
 }
 
-TEST_HARNESS_MAIN
+TW_HARNESS_MAIN

@@ -1631,4 +1631,4 @@ TEST_F_TIMEOUT(module, random_valid_calls_from_threads_a_child_and_signals, 600)
 	the_module_still_works(_metadata, 6);
 }
 
-TEST_HARNESS_MAIN
+TW_HARNESS_MAIN

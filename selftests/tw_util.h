@@ -32,6 +32,37 @@ static inline int tw_open(struct __test_metadata *_metadata)
 	return fd;
 }
 
+/*
+ * The whole program SKIPs (KSFT_SKIP, exit 4: "1..0 # SKIP ...") where the device cannot be
+ * opened at all, so that a run without the module is reported as skipped rather than as every
+ * test passing; listing the tests (-l) or their options (-h) needs no device.
+ */
+static inline void tw_require_device(int argc, char **argv)
+{
+	int i, fd;
+
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "-l") || !strcmp(argv[i], "-h"))
+			return;
+	fd = open(TW_DEVICE, O_RDWR);
+	if (fd >= 0) {
+		close(fd);
+		return;
+	}
+	if (errno == ENOENT || errno == ENODEV || errno == ENXIO)
+		ksft_exit_skip(TW_DEVICE " is missing: is rust_timerwheel loaded?\n");
+	if (errno == EACCES || errno == EPERM)
+		ksft_exit_skip(TW_DEVICE ": %s: the tests need root\n", strerror(errno));
+}
+
+/* TEST_HARNESS_MAIN, SKIPping as a whole without the device (tw_require_device()). */
+#define TW_HARNESS_MAIN                                    \
+	int main(int argc, char **argv)                    \
+	{                                                  \
+		tw_require_device(argc, argv);             \
+		return test_harness_run(argc, argv);       \
+	}
+
 static inline __u64 now_ns(void)
 {
 	struct timespec t;
