@@ -20,7 +20,10 @@
 #
 # With --print-dir, the build directory is printed on stdout (everything else goes to stderr).
 # With --cached, nothing is built: the exit status says whether the cache holds the flavour's
-# build, current (0), or not (1).
+# build, current (0), or not (1). Bad usage (two flavours, or both options) exits 2.
+#
+# A build prints the compiler's and make's own messages, but not a line per file: a line a
+# minute says how far it is.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,7 +32,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 print_dir=0
 cached_only=0
-flavour=debug
+flavour=
 for arg in "$@"; do
 	case "$arg" in
 	-h | --help)
@@ -38,10 +41,16 @@ for arg in "$@"; do
 		;;
 	--print-dir) print_dir=1 ;;
 	--cached) cached_only=1 ;;
-	debug | perf) flavour=$arg ;;
-	*) die "unknown argument '$arg' (see --help)" ;;
+	debug | perf)
+		[ -z "$flavour" ] || [ "$flavour" = "$arg" ] || bad_usage "two kernels given: $flavour and $arg"
+		flavour=$arg
+		;;
+	*) bad_usage "unknown argument '$arg'" ;;
 	esac
 done
+# --cached builds nothing and prints nothing.
+[ "$print_dir" = 0 ] || [ "$cached_only" = 0 ] || bad_usage "--print-dir and --cached exclude each other"
+flavour=${flavour:-debug}
 
 tarball=$(kernel_tarball || true)
 [ -n "$tarball" ] || die "no /usr/src/linux-source-*.tar.xz: run scripts/setup.sh first"
@@ -99,6 +108,26 @@ flock 9
 
 fragments >"$fragment.new"
 
+# kbuild_progress FLAVOUR: make's output, less Kbuild's line per step ("  CC      kernel/fork.o":
+# thousands of them from scratch), which it counts instead, printing a line a minute with the
+# count and the latest step. Every other line (compiler and objtool warnings and errors, make's
+# own) passes through.
+kbuild_progress() {
+	local line n=0 step=() t0=$SECONDS next=$((SECONDS + 60))
+	while IFS= read -r line || [ -n "$line" ]; do
+		if [[ $line =~ ^\ \ [A-Z][A-Z0-9_]+(\ [A-Z]|\ \[M\])?\ +[^\ ] ]]; then
+			n=$((n + 1))
+			if [ "$SECONDS" -ge "$next" ]; then
+				read -r -a step <<<"$line"
+				log "$1 kernel: $(((SECONDS - t0) / 60)) min, $n steps, now at ${step[*]}"
+				next=$((SECONDS + 60))
+			fi
+		else
+			printf '%s\n' "$line"
+		fi
+	done
+}
+
 # Every "CONFIG_X=v" must appear as such, every "# CONFIG_X is not set" must not be set.
 check_fragment() {
 	local line name missing=0
@@ -136,7 +165,7 @@ else
 	check_fragment
 	make -s -C "$src" O="$out" LLVM="$LLVM" rustavailable >&2 ||
 		die "the kernel says Rust is not available with this toolchain: run scripts/setup.sh"
-	make -s -C "$src" O="$out" LLVM="$LLVM" -j"$(($(nproc) + 1))" >&2
+	make -C "$src" O="$out" LLVM="$LLVM" -j"$(($(nproc) + 1))" 2>&1 | kbuild_progress "$flavour" >&2
 	echo "$key" >"$out/.tw-key"
 	log "built the $flavour kernel in $(($(date +%s) - start)) s"
 fi

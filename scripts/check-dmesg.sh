@@ -19,16 +19,24 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/lib.sh
 . "$here/lib.sh"
 
+# bad_usage MESSAGE: exits 2.
+bad_usage() {
+	echo "check-dmesg: error: $* (see --help)" >&2
+	exit 2
+}
 case "${1:-}" in
 -h | --help)
 	usage
 	exit 0
 	;;
-"")
-	usage >&2
-	exit 2
-	;;
+"") bad_usage "no kernel log given" ;;
 esac
+[ $# -le 2 ] || bad_usage "too many arguments"
+for arg in "$@"; do
+	case "$arg" in
+	-*) bad_usage "unknown option '$arg'" ;;
+	esac
+done
 dmesg=$1
 leaks=${2:-}
 [ -f "$dmesg" ] || {

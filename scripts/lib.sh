@@ -61,6 +61,36 @@ die() {
 	exit 1
 }
 
+# bad_usage MESSAGE: a usage error, found before any work: exits 2.
+bad_usage() {
+	printf '[%s] error: %s (see --help)\n' "$(basename "$0")" "$*" >&2
+	exit 2
+}
+
+# value OPTION [VALUE...], with the arguments from OPTION on: an option's value must follow it.
+value() {
+	if [ $# -lt 2 ] || [ -z "$2" ]; then
+		bad_usage "$1 needs a value"
+	fi
+}
+
+# guest_safe_paths OUT: virtme-ng (vm-run.sh) pastes the output directory OUT, the repository and
+# the kernel's build directory (in the cache) unquoted into a shell command line: a path it would
+# split or expand is refused, OUT as bad usage.
+guest_safe_paths() {
+	local unsafe=$'[][[:space:]\'"`\\$&;|<>()*?=]' abs p
+	case "$1" in
+	/*) abs=$1 ;;
+	*) abs=$PWD/$1 ;;
+	esac
+	[[ ! $abs =~ $unsafe ]] ||
+		bad_usage "--out: virtme-ng cannot take a path with spaces or shell metacharacters: '$1'"
+	for p in "$TW_TOP" "$TW_CACHE"; do
+		[[ ! $p =~ $unsafe ]] ||
+			die "virtme-ng cannot take a path with spaces or shell metacharacters: '$p'"
+	done
+}
+
 # build_module FLAVOUR [MAKE ARGS...]: rust_timerwheel.ko against the cached FLAVOUR kernel, into
 # $TW_CACHE/module-FLAVOUR, or $TW_MODULE_DIR if set (printed on stdout), from scratch. Kbuild
 # builds an external module out of tree only when the tree holds no objects of its own, so an

@@ -19,6 +19,8 @@
 #               (doc/fig9-runs.md); aligned, a function shorter than a page keeps its cost
 #               whatever changes elsewhere in the module
 #
+# The options are checked before anything is built: bad usage exits 2.
+#
 # Steps: the setup (as root), the kernel (cached after the first run), rust_timerwheel.ko built
 # against it (into the cache, not the tree), the fig9 tool; then, in a virtme-ng guest, insmod
 # and `fig9 run`. Results: DIR/fig9.csv, tick.csv, memory.csv, results.md, fig9.svg (in-kernel
@@ -43,14 +45,24 @@ while [ $# -gt 0 ]; do
 		exit 0
 		;;
 	--quick) quick=(--quick); shift ;;
-	--kernel) flavour=$2; shift 2 ;;
-	--out) out=$2; shift 2 ;;
-	--timeout) timeout_s=$2; shift 2 ;;
-	--budget-ms) budget=$2; shift 2 ;;
+	--kernel) value "$@"; flavour=$2; shift 2 ;;
+	--out) value "$@"; out=$2; shift 2 ;;
+	--timeout) value "$@"; timeout_s=$2; shift 2 ;;
+	--budget-ms) value "$@"; budget=$2; shift 2 ;;
 	--align-functions) align=(TW_ALIGN_FUNCTIONS=1); shift ;;
-	*) die "unknown option '$1' (see --help)" ;;
+	*) bad_usage "unknown option '$1'" ;;
 	esac
 done
+case "$flavour" in
+debug | perf) ;;
+*) bad_usage "--kernel takes debug or perf, not '$flavour'" ;;
+esac
+[ -z "$timeout_s" ] || [[ $timeout_s =~ ^[1-9][0-9]*$ ]] ||
+	bad_usage "--timeout takes a positive number of seconds, not '$timeout_s'"
+[ -z "$budget" ] || [[ $budget =~ ^[1-9][0-9]*$ ]] ||
+	bad_usage "--budget-ms takes a positive number of milliseconds, not '$budget'"
+# Paths virtme-ng would split or expand are refused now, not after the builds.
+guest_safe_paths "$out"
 [ -n "$timeout_s" ] || timeout_s=$([ ${#quick[@]} -gt 0 ] && echo 900 || echo 2400)
 [ -n "$budget" ] || budget=$([ ${#quick[@]} -gt 0 ] && echo 500 || echo 10000)
 mkdir -p "$out"
@@ -72,8 +84,12 @@ CARGO_TARGET_DIR=$TW_CACHE/target-fig9 cargo build --quiet --release --manifest-
 fig9=$TW_CACHE/target-fig9/release/fig9
 
 log "running the sweep in a guest (${quick[*]:-full})"
+# The values reach the guest's shell as arguments, not pasted into its command.
+# shellcheck disable=SC2016 # expanded by the guest's sh
 "$here/vm-run.sh" --kernel "$flavour" --timeout "$timeout_s" --out "$out" -- \
-	sh -c "insmod $mo/rust_timerwheel.ko && $fig9 run ${quick[*]} --budget-ms $budget --out $out; rc=\$?; rmmod rust_timerwheel; exit \$rc"
+	sh -c 'mo=$1 fig9=$2; shift 2
+		insmod "$mo/rust_timerwheel.ko" && "$fig9" run "$@"; rc=$?; rmmod rust_timerwheel; exit $rc' \
+	_ "$mo" "$fig9" "${quick[@]}" --budget-ms "$budget" --out "$out"
 
 accel=$(cat "$out/accel")
 {

@@ -44,8 +44,8 @@
 #             scheme 7's against Linux's timer_list and hrtimer in pairs too
 #             (TW_IOC_BENCH_PAIR), and the figures parse (no timing is asserted)
 #
-# A step whose prerequisite failed (every step after a failed setup; module after kernel, vm after
-# module) is not run, and is listed and counted as failed: "not run: PREREQ failed".
+# A step whose prerequisite failed (every step after a failed setup; module after kernel, vm and
+# fig9 after module) is not run, and is listed and counted as failed: "not run: PREREQ failed".
 #
 # Ends with a line "N passed, N failed" over the steps, after the checks skipped within them, if
 # any; exit status 0 only if all passed.
@@ -437,7 +437,7 @@ after setup fig9-tool fig9_tool_tests
 after setup kernel kernels
 after kernel module module_build
 after module vm vm_tests
-after setup fig9 fig9_smoke
+after module fig9 fig9_smoke
 
 log "=== summary ($(($(date +%s) - t_all))s)"
 printf '%s\n' "${results[@]}" "${skipped[@]}" >&2

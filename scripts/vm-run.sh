@@ -23,7 +23,7 @@
 # report (its --help lists them; the debug kernel boots with watchdog_thresh=5).
 #
 # Exit status: COMMAND's, or 1 when the dmesg check fails, 124 on timeout (a second boot that
-# hangs included).
+# hangs included), 2 on bad usage (before anything is built or booted).
 #
 # KVM is used only when a short probe boot under KVM works (the result is cached per QEMU and
 # kernel); otherwise the guest runs under TCG. Set TW_ACCEL=kvm or TW_ACCEL=tcg to skip the probe.
@@ -46,21 +46,31 @@ while [ $# -gt 0 ]; do
 		usage
 		exit 0
 		;;
-	--kernel) flavour=$2; shift 2 ;;
-	--timeout) timeout_s=$2; shift 2 ;;
-	--boot-timeout) boot_timeout_s=$2; shift 2 ;;
-	--out) out=$2; shift 2 ;;
-	--cpus) cpus=$2; shift 2 ;;
-	--memory) memory=$2; shift 2 ;;
+	--kernel) value "$@"; flavour=$2; shift 2 ;;
+	--timeout) value "$@"; timeout_s=$2; shift 2 ;;
+	--boot-timeout) value "$@"; boot_timeout_s=$2; shift 2 ;;
+	--out) value "$@"; out=$2; shift 2 ;;
+	--cpus) value "$@"; cpus=$2; shift 2 ;;
+	--memory) value "$@"; memory=$2; shift 2 ;;
 	--no-check) check=0; shift ;;
 	--) shift; break ;;
-	*) die "unknown option '$1' (see --help)" ;;
+	*) bad_usage "unknown option '$1'" ;;
 	esac
 done
-[ $# -gt 0 ] || die "no command given (see --help)"
+[ $# -gt 0 ] || bad_usage "no command given"
+case "$flavour" in
+debug | perf) ;;
+*) bad_usage "--kernel takes debug or perf, not '$flavour'" ;;
+esac
 for v in "$timeout_s" "$boot_timeout_s"; do
-	[[ $v =~ ^[1-9][0-9]*$ ]] || die "not a number of seconds: '$v' (see --help)"
+	[[ $v =~ ^[1-9][0-9]*$ ]] || bad_usage "not a number of seconds: '$v'"
 done
+[[ $cpus =~ ^[1-9][0-9]*$ ]] || bad_usage "--cpus takes a positive number, not '$cpus'"
+# As virtme-ng passes it to QEMU: MiB, or with a suffix K, M or G (virtme-ng appends an M to any
+# other).
+[[ $memory =~ ^[1-9][0-9]*[KMG]?$ ]] ||
+	bad_usage "--memory takes a size such as 3G, 512M or 4096 (MiB), not '$memory'"
+guest_safe_paths "$out"
 command -v vng >/dev/null || die "virtme-ng is missing: run scripts/setup.sh"
 
 kdir=$("$here/build-kernel.sh" --print-dir "$flavour")
