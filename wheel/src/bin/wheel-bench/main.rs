@@ -33,13 +33,17 @@
 //!
 //! A point that takes longer than the budget ends that sweep for that scheme (an O(n) scheme
 //! does, at large `n`); the table says where. Progress goes to stderr, the tables (markdown)
-//! to stdout, and every number to the CSV file given with `--csv`.
+//! to stdout, and every number to the CSV file given with `--csv`. A run that fails (an error of
+//! the crate, or runs that must fire the same timers and did not) is noted on stderr and in the
+//! CSV file; the tables and the CSV file are written all the same, and the exit status is 1.
 
-use clap::Parser;
+use clap::{CommandFactory as _, Parser};
 use serde::Serialize;
 use std::fmt::Write as _;
+use std::fs;
 use std::hint::black_box;
-use std::path::PathBuf;
+use std::io;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use wheel::callout::{Callouts, Origin};
@@ -48,12 +52,27 @@ use wheel::{scheme6, scheme7, AnyScheme, Config, Error, Handle, HostStorage, Sch
 
 mod ratas;
 
+/// `eprintln!` that a closed or full stderr does not stop: the run and its tables go on. (In
+/// the tests, `eprintln!` itself, which the test harness captures.)
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        #[cfg(test)]
+        eprintln!($($arg)*);
+        #[cfg(not(test))]
+        {
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), $($arg)*);
+        }
+    }};
+}
+
 /// Benchmarks the timer schemes of Varghese & Lauck and the BSD callout layer on the host.
 ///
 /// Figure 9's reset against n outstanding timers, per-tick bookkeeping, memory, and two mixed
 /// workloads (Ratas' own benchmark, and units exchanging messages, their idle timers pushed back by
 /// stop and start, by reschedule in place, and through the callout layer). Progress goes to
-/// stderr, the tables (markdown) to stdout.
+/// stderr, the tables (markdown) to stdout. Exits with 1 if a run failed (noted on stderr and in
+/// the CSV file), after writing what the others measured; 2 on a bad command line.
 #[derive(Debug, Parser)]
 #[command(name = "wheel-bench")]
 struct Cli {
@@ -63,22 +82,24 @@ struct Cli {
     /// Also write every measurement as CSV to FILE.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
-    /// Time budget per point; a scheme stops its sweep past it [default: 2000, 300 with
-    /// --quick].
-    #[arg(long, value_name = "MS")]
+    /// Time budget per point, 1 or more; a scheme stops its sweep past it [default: 2000, 300
+    /// with --quick].
+    #[arg(long, value_name = "MS", value_parser = parse_budget)]
     budget_ms: Option<u64>,
     /// Comma-separated scheme numbers, e.g. 2,6,7 [default: all].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_scheme)]
     schemes: Vec<SchemeKind>,
-    /// Wheel slots of schemes 5 and 6, a power of two.
+    /// Wheel slots of schemes 5 and 6, a power of two up to 16777216 (2^24).
     #[arg(long, value_name = "M", default_value_t = 4096, value_parser = parse_slots)]
     slots: u32,
     /// Seed of the random times.
     #[arg(long, value_name = "N", default_value_t = 1)]
     seed: u64,
-    /// Pairs of work units of Ratas' benchmark, comma-separated [default: 1000, 100 with
-    /// --quick]; Ratas' own runs use 1000 and 8000.
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    /// Pairs of work units of Ratas' benchmark, comma-separated, each 2 (fewer make none) to
+    /// 209683 (the crate's capacity) [default: 1000, 100 with --quick]; Ratas' own runs use 1000
+    /// and 8000.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_pairs,
+          conflicts_with = "messages_only")]
     ratas_pairs: Option<Vec<u32>>,
     /// Run Ratas' benchmark alone (to profile it, say).
     #[arg(long)]
@@ -86,15 +107,34 @@ struct Cli {
     /// The runs of Ratas' benchmark to make, comma-separated, by their bench names: legacy,
     /// stop-start, in-place, range, range-any, range-callouts, range-named-callouts (each also
     /// with its "ratas-" prefix), made in that order in every round [default: all].
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_ratas_run)]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_ratas_run,
+          conflicts_with = "messages_only")]
     ratas_runs: Vec<(ratas::Way, Holder)>,
-    /// Units of the messages workload, comma-separated [default: 100,1000,10000,100000;
-    /// up to 10000 with --quick].
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_units)]
+    /// Units of the messages workload, comma-separated, each 1 to 1398101 (the crate's
+    /// capacity), run in increasing order [default: 100,1000,10000,100000; up to 10000 with
+    /// --quick].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = parse_units,
+          conflicts_with = "ratas_only")]
     units: Option<Vec<u64>>,
     /// Run the messages workload alone (the callout layer's cost, say).
     #[arg(long, conflicts_with = "ratas_only")]
     messages_only: bool,
+}
+
+impl Cli {
+    /// What clap cannot say of the command line: Ratas' benchmark asked for needs scheme 6 or 7.
+    fn check(&self) -> Result<(), clap::Error> {
+        let ratas = self.ratas_only || self.ratas_pairs.is_some() || !self.ratas_runs.is_empty();
+        let wheels = [SchemeKind::HashedUnsorted, SchemeKind::Hierarchical];
+        if ratas && !self.schemes.is_empty() && !self.schemes.iter().any(|k| wheels.contains(k)) {
+            return Err(Cli::command().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "Ratas' benchmark (--ratas-only, --ratas-pairs, --ratas-runs) runs on schemes 6 \
+                 and 7 only: --schemes names neither",
+            ));
+        }
+        Ok(())
+    }
 }
 
 fn parse_scheme(s: &str) -> Result<SchemeKind, String> {
@@ -141,10 +181,32 @@ fn parse_units(s: &str) -> Result<u64, String> {
 /// The most units of the messages workload: three timers each fill an arena at most.
 const MAX_UNITS: u64 = wheel::MAX_CAPACITY as u64 / 3;
 
+/// The most wheel slots: scheme 4's, as the module's `TW_MAX_SLOTS`.
+const MAX_SLOTS: u32 = wheel::scheme4::MAX_SLOTS;
+
 fn parse_slots(s: &str) -> Result<u32, String> {
-    match s.parse::<u32>() {
-        Ok(m) if m.is_power_of_two() => Ok(m),
+    match s.trim().parse::<u32>() {
+        Ok(m) if m.is_power_of_two() && m <= MAX_SLOTS => Ok(m),
+        Ok(m) if m.is_power_of_two() => Err(format!("'{s}' is more than {MAX_SLOTS} slots")),
         _ => Err(format!("'{s}' is not a power of two")),
+    }
+}
+
+fn parse_pairs(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(p) if (ratas::MIN_PAIRS..=ratas::MAX_PAIRS).contains(&p) => Ok(p),
+        _ => Err(format!(
+            "'{s}' is not a number of pairs ({} to {})",
+            ratas::MIN_PAIRS,
+            ratas::MAX_PAIRS
+        )),
+    }
+}
+
+fn parse_budget(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(ms) if ms >= 1 => Ok(ms),
+        _ => Err(format!("'{s}' is not a budget in ms (1 or more)")),
     }
 }
 
@@ -179,21 +241,38 @@ impl Opts {
             schemes: if cli.schemes.is_empty() {
                 SchemeKind::ALL.to_vec()
             } else {
-                cli.schemes
+                first_of_each(cli.schemes)
             },
             slots: cli.slots,
             seed: cli.seed,
-            ratas_pairs: cli.ratas_pairs,
+            ratas_pairs: cli.ratas_pairs.map(first_of_each),
             ratas_only: cli.ratas_only,
             // Each run named once, in the order of `RATAS_RUNS`, which the rounds interleave.
             ratas_runs: RATAS_RUNS
                 .into_iter()
                 .filter(|r| cli.ratas_runs.is_empty() || cli.ratas_runs.contains(r))
                 .collect(),
-            units: cli.units,
+            // In increasing order: a way that overruns its budget is not run at larger numbers.
+            units: cli.units.map(|mut u| {
+                u.sort_unstable();
+                u.dedup();
+                u
+            }),
             messages_only: cli.messages_only,
         }
     }
+}
+
+/// `v` without repeats, in the order each first comes: each is measured once, and a table has
+/// one row or column for it.
+fn first_of_each<T: PartialEq>(v: Vec<T>) -> Vec<T> {
+    let mut out = Vec::with_capacity(v.len());
+    for x in v {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
 }
 
 /// A row of the CSV file.
@@ -258,6 +337,8 @@ impl RatasRow {
 struct Results {
     rows: Vec<Row>,
     ratas: Vec<RatasRow>,
+    /// The runs that failed, each as its note on stderr says.
+    failed: Vec<String>,
 }
 
 impl Results {
@@ -269,7 +350,7 @@ impl Results {
         value: f64,
         unit: &'static str,
     ) {
-        eprintln!(
+        say!(
             "  {bench:<20} {:<24} n={n:<8} {value:>12.1} {unit}",
             kind.name()
         );
@@ -298,7 +379,7 @@ impl Results {
         if let Some(r) = self.rows.last_mut() {
             r.range = Some((lo, hi));
         }
-        eprintln!(
+        say!(
             "  {bench:<20} {:<24} n={n:<8} range {lo:.2}–{hi:.2} {unit}",
             kind.name()
         );
@@ -325,7 +406,7 @@ impl Results {
     /// Marks the last row of `bench` for `kind` as the point past the budget.
     fn over(&mut self, bench: &'static str, kind: SchemeKind, budget: Duration) {
         let note = format!("over budget {budget:.0?}; larger n skipped");
-        eprintln!("  {bench:<20} {:<24} {note}", kind.name());
+        say!("  {bench:<20} {:<24} {note}", kind.name());
         if let Some(r) = self
             .rows
             .iter_mut()
@@ -342,9 +423,29 @@ impl Results {
             .find(|r| r.bench == bench && r.kind == kind && r.n == n)
     }
 
-    /// Every row as CSV.
-    fn write_csv(&self, path: &PathBuf) -> Result<(), csv::Error> {
-        let mut w = csv::Writer::from_path(path)?;
+    /// Every row as CSV to `path`, through a file beside it ([`csv_temp`]) renamed over it
+    /// once whole: a failed write leaves no part of a file at `path`, and no file beside it.
+    fn write_csv(&self, path: &Path) -> Result<(), String> {
+        let tmp = csv_temp(path)?;
+        let wrote = self
+            .write_csv_to(&tmp)
+            .and_then(|()| fs::rename(&tmp, path).map_err(|e| e.to_string()));
+        if wrote.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        wrote
+    }
+
+    /// Every row as CSV to a new file `tmp`, on disk when it returns.
+    fn write_csv_to(&self, tmp: &Path) -> Result<(), String> {
+        let file = fs::File::create(tmp).map_err(|e| e.to_string())?;
+        let mut w = csv::Writer::from_writer(file);
+        self.csv_rows(&mut w).map_err(|e| e.to_string())?;
+        w.flush().map_err(|e| e.to_string())?;
+        w.get_ref().sync_all().map_err(|e| e.to_string())
+    }
+
+    fn csv_rows<W: io::Write>(&self, w: &mut csv::Writer<W>) -> Result<(), csv::Error> {
         for r in &self.rows {
             w.serialize(CsvRow {
                 bench: r.bench,
@@ -357,13 +458,31 @@ impl Results {
                 note: &r.note,
             })?;
         }
-        w.flush()?;
         Ok(())
+    }
+
+    /// A row without a value for a run that failed: why it has none.
+    fn fail(&mut self, bench: &'static str, kind: SchemeKind, n: u64, note: String) {
+        self.failed
+            .push(format!("{bench} on {} at n={n}: {note}", kind.name()));
+        self.note(bench, kind, n, note);
+    }
+
+    /// One line on the runs that failed, if any.
+    fn failures(&self) -> Option<String> {
+        match self.failed.as_slice() {
+            [] => None,
+            [one] => Some(format!("1 run failed: {one}")),
+            [first, ..] => Some(format!(
+                "{} runs failed, the first: {first}",
+                self.failed.len()
+            )),
+        }
     }
 
     /// A row without a value: why a measurement has none.
     fn note(&mut self, bench: &'static str, kind: SchemeKind, n: u64, note: String) {
-        eprintln!("  {bench:<20} {:<24} n={n:<8} {note}", kind.name());
+        say!("  {bench:<20} {:<24} n={n:<8} {note}", kind.name());
         self.rows.push(Row {
             bench,
             kind,
@@ -785,11 +904,11 @@ fn sweep_ratas(kind: SchemeKind, pairs: &[u32], opts: &Opts, res: &mut Results) 
                 let (o, took) = match run {
                     Ok(r) => r,
                     Err(e) => {
-                        res.note(bench, kind, u64::from(p), format!("error: {e:?}"));
+                        res.fail(bench, kind, u64::from(p), format!("error: {e:?}"));
                         return;
                     }
                 };
-                eprintln!(
+                say!(
                     "  {:<20} {:<24} pairs={p:<6} round {}/{repeats}: {:.3} s",
                     bench,
                     kind.name(),
@@ -799,7 +918,7 @@ fn sweep_ratas(kind: SchemeKind, pairs: &[u32], opts: &Opts, res: &mut Results) 
                 match rows.iter_mut().find(|r| r.way == way && r.holder == holder) {
                     Some(r) if r.outcome != o => {
                         let why = format!("error: runs differ: {:?} then {o:?}", r.outcome);
-                        res.note(bench, kind, u64::from(p), why);
+                        res.fail(bench, kind, u64::from(p), why);
                         return;
                     }
                     Some(r) => r.rounds.push(took.as_secs_f64()),
@@ -1126,7 +1245,7 @@ fn sweep_messages(kind: SchemeKind, units: &[u64], ticks: u64, opts: &Opts, res:
                 let Some(r) = rate else { continue };
                 match messages(kind, *way, u, ticks, opts) {
                     Ok((ops_per_s, o)) => {
-                        eprintln!(
+                        say!(
                             "  {:<20} {:<24} n={u:<8} round {}/{repeats}: {:.1} Mops/s",
                             way.bench(),
                             kind.name(),
@@ -1137,7 +1256,7 @@ fn sweep_messages(kind: SchemeKind, units: &[u64], ticks: u64, opts: &Opts, res:
                         *over |= o;
                     }
                     Err(e) => {
-                        res.note(way.bench(), kind, u, format!("error: {e:?}"));
+                        res.fail(way.bench(), kind, u, format!("error: {e:?}"));
                         *rate = None;
                     }
                 }
@@ -1188,8 +1307,52 @@ fn middle(sorted: &[f64]) -> f64 {
     sorted[(sorted.len() - 1) / 2]
 }
 
+/// The file `write_csv` writes before renaming it to `path`: beside it, so that the rename stays
+/// on one file system.
+fn csv_temp(path: &Path) -> Result<PathBuf, String> {
+    let name = path.file_name().ok_or("not a file name")?;
+    let mut tmp = std::ffi::OsString::from(".");
+    tmp.push(name);
+    tmp.push(format!(".{}.tmp", std::process::id()));
+    Ok(path.with_file_name(tmp))
+}
+
+/// Whether a CSV file can be written to `path` at the end: it is not a directory, and a file
+/// can be made beside it (made, and removed at once).
+fn check_csv(path: &Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err("is a directory".into());
+    }
+    let tmp = csv_temp(path)?;
+    fs::File::create(&tmp).map_err(|e| e.to_string())?;
+    fs::remove_file(&tmp).map_err(|e| e.to_string())
+}
+
+/// Writes the tables to stdout. A closed pipe is not an error: whoever read it wanted no more.
+fn print(out: &str) -> io::Result<()> {
+    use std::io::Write as _;
+    let mut stdout = io::stdout().lock();
+    match stdout
+        .write_all(out.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        r => r,
+    }
+}
+
 fn main() -> ExitCode {
-    let opts = Opts::new(Cli::parse());
+    let cli = Cli::parse();
+    if let Err(e) = cli.check() {
+        e.exit();
+    }
+    let opts = Opts::new(cli);
+    if let Some(path) = &opts.csv {
+        if let Err(e) = check_csv(path) {
+            say!("wheel-bench: --csv {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+    }
     let ns: Vec<u64> = if opts.quick {
         vec![1_000, 10_000, 100_000]
     } else {
@@ -1214,14 +1377,14 @@ fn main() -> ExitCode {
     for &k in &opts.schemes {
         let c = config(k, 1, &opts);
         if let Err(e) = AnyScheme::<HostStorage>::new(k, &c) {
-            eprintln!("wheel-bench: {} refuses {c:?}: {e:?}", k.name());
+            say!("wheel-bench: {} refuses {c:?}: {e:?}", k.name());
             return ExitCode::FAILURE;
         }
     }
     let kinds = opts.schemes.clone();
     let mut res = Results::default();
     for &k in &kinds {
-        eprintln!("{}:", k.name());
+        say!("{}:", k.name());
         if sweeps {
             sweep_scheme(k, &ns, &opts, &mut res);
         }
@@ -1286,16 +1449,29 @@ fn main() -> ExitCode {
                      median (range)";
         res.table(&mut out, CALLOUT_COST, title, &kinds, &units);
     }
-    print!("{out}");
-
-    if let Some(path) = &opts.csv {
-        if let Err(e) = res.write_csv(path) {
-            eprintln!("wheel-bench: writing {}: {e}", path.display());
-            return ExitCode::FAILURE;
-        }
-        eprintln!("wrote {}", path.display());
+    let mut ok = true;
+    if let Err(e) = print(&out) {
+        say!("wheel-bench: writing stdout: {e}");
+        ok = false;
     }
-    ExitCode::SUCCESS
+    if let Some(path) = &opts.csv {
+        match res.write_csv(path) {
+            Ok(()) => say!("wrote {}", path.display()),
+            Err(e) => {
+                say!("wheel-bench: writing {}: {e}", path.display());
+                ok = false;
+            }
+        }
+    }
+    if let Some(failures) = res.failures() {
+        say!("wheel-bench: {failures}");
+        ok = false;
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 #[cfg(test)]
@@ -1410,5 +1586,176 @@ mod tests {
         let e =
             Cli::try_parse_from(["wheel-bench", "--ratas-only", "--messages-only"]).unwrap_err();
         assert!(e.to_string().contains("cannot be used with"), "{e}");
+    }
+
+    /// What a run could not take is refused on the command line, as a usage error (exit 2).
+    #[test]
+    fn out_of_range_values_are_refused() {
+        let parse = |args: &[&str]| {
+            Cli::try_parse_from(["wheel-bench"].iter().chain(args))
+                .map_err(|e| (e.exit_code(), e.to_string()))
+        };
+        for (args, why) in [
+            (&["--slots", "33554432"][..], "is more than 16777216 slots"),
+            (&["--slots", "4294967296"], "not a power of two"),
+            (&["--slots", "0"], "not a power of two"),
+            (
+                &["--ratas-pairs", "0"],
+                "'0' is not a number of pairs (2 to 209683)",
+            ),
+            (&["--ratas-pairs", "1"], "'1' is not a number of pairs"),
+            (&["--ratas-pairs", "100,209684"], "'209684' is not a number"),
+            (&["--ratas-pairs", "4000000000"], "is not a number of pairs"),
+            (&["--budget-ms", "0"], "'0' is not a budget"),
+            (
+                &["--units", "1398102"],
+                "'1398102' is not a number of units",
+            ),
+            (
+                &["--messages-only", "--ratas-pairs", "8"],
+                "cannot be used with",
+            ),
+            (
+                &["--messages-only", "--ratas-runs", "range"],
+                "cannot be used with",
+            ),
+            (&["--ratas-only", "--units", "8"], "cannot be used with"),
+        ] {
+            let (code, e) = parse(args).unwrap_err();
+            assert!(e.contains(why), "{args:?}: {e}");
+            assert_eq!(code, 2, "{args:?}");
+        }
+        let cli = parse(&["--slots", "16777216", "--ratas-pairs", "2,209683"]).unwrap();
+        assert_eq!(cli.slots, MAX_SLOTS);
+        assert_eq!(
+            cli.ratas_pairs,
+            Some(vec![ratas::MIN_PAIRS, ratas::MAX_PAIRS])
+        );
+        assert_eq!(ratas::MAX_PAIRS, 209_683);
+        assert_eq!(MAX_UNITS, 1_398_101);
+        assert_eq!(MAX_SLOTS, 1 << 24);
+        // The help gives the limits as the constants are.
+        let help = Cli::command().render_long_help().to_string();
+        for limit in [
+            format!("each {} (fewer make none) to", ratas::MIN_PAIRS),
+            ratas::MAX_PAIRS.to_string(),
+            MAX_UNITS.to_string(),
+        ] {
+            assert!(help.contains(&limit), "{limit}: {help}");
+        }
+        // Ratas' benchmark asked for on schemes it does not run on.
+        for args in [
+            &["--schemes", "2,5", "--ratas-only"][..],
+            &["--schemes", "1", "--ratas-pairs", "10"],
+            &["--schemes", "3", "--ratas-runs", "range"],
+        ] {
+            let e = parse(args).unwrap().check().unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{args:?}");
+            assert!(e.to_string().contains("schemes 6 and 7 only"), "{e}");
+        }
+        for args in [
+            &["--schemes", "2,7", "--ratas-only"][..],
+            &["--ratas-only"],
+            &["--schemes", "2"],
+        ] {
+            parse(args).unwrap().check().unwrap();
+        }
+    }
+
+    /// A scheme, a number of pairs or units given twice is measured once; units in increasing
+    /// order.
+    #[test]
+    fn repeats_are_measured_once() {
+        let cli = Cli::try_parse_from([
+            "wheel-bench",
+            "--schemes",
+            "7,6,7",
+            "--ratas-pairs",
+            "8,2,8",
+            "--units",
+            "1000,10,1000",
+        ])
+        .unwrap();
+        let o = Opts::new(cli);
+        assert_eq!(
+            o.schemes,
+            [SchemeKind::Hierarchical, SchemeKind::HashedUnsorted]
+        );
+        assert_eq!(o.ratas_pairs, Some(vec![8, 2]));
+        assert_eq!(o.units, Some(vec![10, 1000]));
+    }
+
+    /// A failed run is counted, and noted where its number would be.
+    #[test]
+    fn failed_runs_are_counted() {
+        let mut res = Results::default();
+        let k = SchemeKind::Hierarchical;
+        res.add("ratas-range", k, 8, 1.5, "Mops/s");
+        res.note("ratas-range", k, 16, "over".into());
+        assert_eq!(res.failures(), None);
+        res.fail("ratas-range", k, 32, "error: Full".into());
+        assert_eq!(
+            res.failures().as_deref(),
+            Some("1 run failed: ratas-range on scheme7-hierarchical at n=32: error: Full")
+        );
+        res.fail("messages-callout", k, 10, "error: runs differ".into());
+        assert!(res
+            .failures()
+            .unwrap()
+            .starts_with("2 runs failed, the first: ratas-range"));
+        assert!(res.get("ratas-range", k, 32).unwrap().value.is_nan());
+    }
+
+    /// A directory made for one test, removed with what is in it.
+    struct Dir(PathBuf);
+
+    impl Dir {
+        fn new(name: &str) -> Self {
+            let d = std::env::temp_dir().join(format!("wheel-bench-{name}-{}", std::process::id()));
+            let _ = fs::remove_dir_all(&d);
+            fs::create_dir(&d).unwrap();
+            Dir(d)
+        }
+        fn files(&self) -> Vec<String> {
+            let mut v: Vec<String> = fs::read_dir(&self.0)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            v.sort();
+            v
+        }
+    }
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// The CSV file is checked before the run, and written whole or not at all.
+    #[test]
+    fn the_csv_file_is_written_whole_or_not_at_all() {
+        let dir = Dir::new("csv");
+        let mut res = Results::default();
+        res.add("tick", SchemeKind::Heap, 1000, 12.25, "ns/tick");
+        let path = dir.0.join("out.csv");
+        check_csv(&path).unwrap();
+        assert!(dir.files().is_empty(), "{:?}", dir.files());
+        res.write_csv(&path).unwrap();
+        assert_eq!(dir.files(), ["out.csv"]);
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            "bench,scheme,n,value,min,max,unit,note\n\
+             tick,scheme3-heap,1000,12.250,,,ns/tick,\n"
+        );
+        // Where the file cannot go: refused before the run, and nothing left after a write.
+        let sub = dir.0.join("sub");
+        fs::create_dir(&sub).unwrap();
+        for bad in [dir.0.join("none/out.csv"), sub.clone(), dir.0.join("..")] {
+            assert!(check_csv(&bad).is_err(), "{}", bad.display());
+            assert!(res.write_csv(&bad).is_err(), "{}", bad.display());
+        }
+        assert!(fs::read_dir(&sub).unwrap().next().is_none());
+        assert_eq!(dir.files(), ["out.csv", "sub"]);
     }
 }

@@ -625,10 +625,17 @@ fn run_way<S: Timers, const WAY: u8>(s: S, pairs: u32) -> Result<(Outcome, Durat
 }
 
 /// Timers a run with `pairs` pairs may have outstanding at once: five per unit, with room for
-/// the randomness of their creation.
+/// the randomness of their creation. At most [`MAX_PAIRS`] pairs.
 pub(crate) fn capacity(pairs: u32) -> u32 {
     (2 * pairs + 64) * 2 * ROLES as u32
 }
+
+/// The fewest pairs a run makes any of: it makes one each time its progress, `pairs` a second
+/// on average, passes 1, which with one pair it does not within the first second.
+pub(crate) const MIN_PAIRS: u32 = 2;
+
+/// The most pairs a run can have: [`capacity`] within the crate's [`wheel::MAX_CAPACITY`].
+pub(crate) const MAX_PAIRS: u32 = (wheel::MAX_CAPACITY / (2 * ROLES as u32) - 64) / 2;
 
 #[cfg(test)]
 mod tests {
@@ -646,6 +653,32 @@ mod tests {
     fn a_unit_is_one_cache_line() {
         assert_eq!(core::mem::size_of::<Unit>(), 64);
         assert_eq!(core::mem::align_of::<Unit>(), 64);
+    }
+
+    #[test]
+    fn the_fewest_pairs_make_a_pair() {
+        let run7 = |pairs| {
+            run(
+                Hierarchical::new(&config(pairs)).unwrap(),
+                Way::Range,
+                pairs,
+            )
+        };
+        let none = run7(MIN_PAIRS - 1).unwrap().0;
+        assert_eq!((none.units, none.operations()), (0, 0), "{none:?}");
+        let some = run7(MIN_PAIRS).unwrap().0;
+        assert!(some.units > 0 && some.total_rx_count > 0, "{some:?}");
+    }
+
+    #[test]
+    fn the_most_pairs_fill_the_crate_s_capacity() {
+        assert!(capacity(MAX_PAIRS) <= wheel::MAX_CAPACITY);
+        assert!(capacity(MAX_PAIRS + 1) > wheel::MAX_CAPACITY);
+        let c = Config {
+            capacity: capacity(MAX_PAIRS + 1),
+            ..config(1)
+        };
+        assert!(Hierarchical::<HostStorage>::new(&c).is_err());
     }
 
     #[test]
