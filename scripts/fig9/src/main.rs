@@ -44,6 +44,7 @@ mod device;
 mod fake;
 mod measure;
 mod method;
+mod output;
 mod plot;
 mod records;
 mod report;
@@ -60,7 +61,9 @@ mod uapi_check {
     include!(concat!(env!("OUT_DIR"), "/uapi_check.rs"));
 }
 
+use clap::error::ErrorKind;
 use clap::Args;
+use clap::CommandFactory;
 use clap::Parser;
 use clap::Subcommand;
 use clap::ValueEnum;
@@ -70,7 +73,10 @@ use method::CURVES;
 use records::Row;
 use records::TickRow;
 use records::WakeupRow;
+use std::fmt::Write as _;
 use std::fs;
+use std::io;
+use std::io::Write as _;
 use std::path::Path;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -116,7 +122,9 @@ enum Command {
     /// running kernel (TW_IOC_INFO), and wakeups per second on the real clock.
     ///
     /// Writes DIR/fig9.csv, tick.csv, memory.csv, wakeups.csv, results.md, fig9.svg,
-    /// fig9-ioctl.svg, tick.svg.
+    /// fig9-ioctl.svg, tick.svg; DIR is made once the device answers. fig9.csv, tick.csv and
+    /// memory.csv grow as the sweep goes, repeat by repeat, as fig9.csv.partial and so on,
+    /// renamed at the end: a run cut short leaves its rows there.
     Run(RunArgs),
     /// Draw an SVG from fig9.csv (or tick.csv).
     ///
@@ -155,10 +163,10 @@ struct RunArgs {
     /// Output directory.
     #[arg(long, value_name = "DIR", default_value = "results/fig9")]
     out: PathBuf,
-    /// Time budget of one point's repeats of one measure; an O(n) curve stops past it (the
-    /// curves of schemes 6, 7 and Linux are still measured at n = 1e3 and 1e6) [default: 2000,
-    /// 500 with --quick].
-    #[arg(long, value_name = "MS")]
+    /// Time budget of one point's repeats of one measure, at least 1; an O(n) curve stops past
+    /// it (the curves of schemes 6, 7 and Linux are still measured at n = 1e3 and 1e6)
+    /// [default: 2000, 500 with --quick].
+    #[arg(long, value_name = "MS", value_parser = parse_budget)]
     budget_ms: Option<u64>,
     /// Largest n, also as 1e6 [default: 1000000, 10000 with --quick].
     #[arg(long, value_name = "N", value_parser = parse_max_n)]
@@ -178,9 +186,9 @@ struct RunArgs {
     /// back with n = 1e6, repeat by repeat).
     #[arg(long, value_name = "R", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
     repeats: u32,
-    /// Wall-clock interval of the wakeups measure; 0 skips it [default: 2000, 500 with
-    /// --quick; at most 9000].
-    #[arg(long, value_name = "MS")]
+    /// Wall-clock interval of the wakeups measure, at most 9000; 0 skips it [default: 2000, 500
+    /// with --quick].
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(0..=wakeups::MAX_INTERVAL_MS))]
     wakeup_ms: Option<u64>,
 }
 
@@ -189,13 +197,13 @@ struct PlotArgs {
     /// fig9.csv or tick.csv.
     #[arg(long, value_name = "FILE")]
     csv: PathBuf,
-    /// The SVG to write.
+    /// The SVG to write (not FILE).
     #[arg(long, value_name = "OUT")]
     svg: PathBuf,
     /// The chart's title.
     #[arg(long, value_name = "T")]
     title: Option<String>,
-    /// Draw only this measure.
+    /// Draw only this measure (tick.csv has the kernel measure alone).
     #[arg(long, value_enum, value_name = "M")]
     measure: Option<MeasureArg>,
 }
@@ -208,7 +216,7 @@ struct SummaryArgs {
     /// The measure.
     #[arg(long, value_enum, value_name = "M", default_value = "kernel")]
     measure: MeasureArg,
-    /// The small n.
+    /// The small n, below the large one.
     #[arg(long = "small", value_name = "N", default_value = "1000", value_parser = parse_count)]
     small_n: u64,
     /// The large n.
@@ -225,7 +233,7 @@ struct WakeupArgs {
     #[arg(long, value_name = "PATH", default_value = TW_DEVICE)]
     device: String,
     /// The interval, at most 9000.
-    #[arg(long, value_name = "MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=9000))]
+    #[arg(long, value_name = "MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=wakeups::MAX_INTERVAL_MS))]
     ms: u64,
     /// Also write the rows as CSV here.
     #[arg(long, value_name = "FILE")]
@@ -270,6 +278,14 @@ fn parse_count(s: &str) -> Result<u64, String> {
     v.ok_or_else(|| format!("'{s}' is not a count"))
 }
 
+/// A time budget in ms: 0 would stop every curve at its first n (the key curves aside).
+fn parse_budget(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>().map_err(|e| e.to_string())? {
+        0 => Err("a budget of 0 ms stops every curve at its first n: at least 1".into()),
+        ms => Ok(ms),
+    }
+}
+
 /// The largest n an instance holds, with room for the reset timer.
 fn parse_max_n(s: &str) -> Result<u64, String> {
     let n = parse_count(s)?;
@@ -304,22 +320,90 @@ fn parse_curve(s: &str) -> Result<Curve, String> {
     })
 }
 
+impl Cli {
+    /// The command line, checked for what clap's parsers see one value at a time: a usage
+    /// error (exit status 2) if it does not hold together.
+    fn checked(self) -> Result<Cli, clap::Error> {
+        if let Command::Summary(a) = &self.command {
+            if a.small_n >= a.large_n {
+                return Err(usage_error(
+                    "summary",
+                    format!(
+                        "--small {} is not below --large {}: the flatness is the cost at the large \
+                         n over the cost at the small one",
+                        a.small_n, a.large_n
+                    ),
+                ));
+            }
+        }
+        Ok(self)
+    }
+}
+
+/// A usage error of subcommand `sub`, as clap reports its own.
+fn usage_error(sub: &str, message: String) -> clap::Error {
+    let mut cmd = Cli::command();
+    cmd.build();
+    let sub = cmd
+        .find_subcommand_mut(sub)
+        .expect("the subcommands are fig9's");
+    sub.error(ErrorKind::ValueValidation, message)
+}
+
+/// Why a command failed.
+#[derive(Debug)]
+enum Failure {
+    /// An error, one line on stderr: exit status 1.
+    Error(String),
+    /// Stdout closed under us (`fig9 summary | head -1`): nothing to say, the exit status of a
+    /// process that SIGPIPE ended.
+    BrokenPipe,
+}
+
+impl From<String> for Failure {
+    fn from(e: String) -> Failure {
+        Failure::Error(e)
+    }
+}
+
+/// Exit status of a write to a closed pipe: 128 + SIGPIPE, as the shell reports a process
+/// SIGPIPE ended.
+const BROKEN_PIPE_STATUS: u8 = 128 + 13;
+
 fn main() -> ExitCode {
-    let result = match Cli::parse().command {
+    let cli = Cli::try_parse()
+        .and_then(Cli::checked)
+        .unwrap_or_else(|e| e.exit());
+    let result = match cli.command {
         Command::Run(a) => cmd_run(&a),
         Command::Plot(a) => cmd_plot(&a).map(|_| ExitCode::SUCCESS),
         Command::Summary(a) => cmd_summary(&a).map(|_| ExitCode::SUCCESS),
         Command::Wakeups(a) => cmd_wakeups(&a).map(|_| ExitCode::SUCCESS),
         Command::Selfcheck(a) => cmd_selfcheck(&a.device).map(|_| ExitCode::SUCCESS),
     };
-    result.unwrap_or_else(|e| {
-        eprintln!("fig9: {e}");
-        ExitCode::FAILURE
+    result.unwrap_or_else(|e| match e {
+        Failure::Error(e) => {
+            eprintln!("fig9: {e}");
+            ExitCode::FAILURE
+        }
+        Failure::BrokenPipe => ExitCode::from(BROKEN_PIPE_STATUS),
     })
 }
 
+/// Writes `text` to stdout, flushed.
+fn print(text: &str) -> Result<(), Failure> {
+    let mut out = io::stdout().lock();
+    write!(out, "{text}")
+        .and_then(|()| out.flush())
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::BrokenPipe => Failure::BrokenPipe,
+            _ => Failure::Error(format!("writing stdout: {e}")),
+        })
+}
+
+/// Writes `text` to `path` whole (a temporary file renamed over it).
 fn write(path: &Path, text: &str) -> Result<(), String> {
-    fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    output::write_atomic(path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
     eprintln!("fig9: wrote {}", path.display());
     Ok(())
 }
@@ -337,17 +421,19 @@ fn ioctl_sibling(svg: &Path) -> PathBuf {
     svg.with_file_name(format!("{stem}-ioctl.{ext}"))
 }
 
-/// Draws the fig9 figures: `measure` to `svg`, or both measures (kernel to `svg`).
-fn draw_fig9(rows: &[Row], svg: &Path, title: &str, measure: Option<&str>) -> Result<(), String> {
-    let jobs: Vec<(&str, PathBuf)> = match measure {
+/// The fig9 figures to draw, each measure with its file: `measure` to `svg`, or both measures
+/// (kernel to `svg`, ioctl beside it).
+fn fig9_jobs(svg: &Path, measure: Option<&'static str>) -> Vec<(&'static str, PathBuf)> {
+    match measure {
         Some(m) => vec![(m, svg.to_path_buf())],
         None => vec![("kernel", svg.to_path_buf()), ("ioctl", ioctl_sibling(svg))],
-    };
+    }
+}
+
+/// Draws the fig9 figures of [`fig9_jobs`].
+fn draw_fig9(rows: &[Row], jobs: &[(&str, PathBuf)], title: &str) -> Result<(), String> {
     for (m, path) in jobs {
-        write(
-            &path,
-            &plot::render_svg(&plot::fig9_figure(rows, m, title))?,
-        )?;
+        write(path, &plot::render_svg(&plot::fig9_figure(rows, m, title))?)?;
     }
     Ok(())
 }
@@ -375,14 +461,15 @@ impl RunArgs {
         let ms = self
             .wakeup_ms
             .unwrap_or(if self.quick { 500 } else { 2000 });
-        Duration::from_millis(ms).min(wakeups::MAX_INTERVAL)
+        Duration::from_millis(ms)
     }
 }
 
-fn cmd_run(a: &RunArgs) -> Result<ExitCode, String> {
-    fs::create_dir_all(&a.out).map_err(|e| format!("{}: {e}", a.out.display()))?;
+fn cmd_run(a: &RunArgs) -> Result<ExitCode, Failure> {
     let setup = a.setup();
-    let res = run::run(&setup, &device::Device::opener(&setup.device))?;
+    // DIR and the partial CSV files are made once the device answers.
+    let mut journal = output::Journal::new(&a.out);
+    let res = run::run(&setup, &device::Device::opener(&setup.device), &mut journal)?;
     let interval = a.wakeup_interval();
     let mut wake = Vec::new();
     let mut errors = res.errors;
@@ -407,15 +494,17 @@ fn cmd_run(a: &RunArgs) -> Result<ExitCode, String> {
         setup.seed,
         setup.device
     );
-    write_csv(&a.out.join("fig9.csv"), &res.fig9)?;
-    write_csv(&a.out.join("tick.csv"), &res.tick)?;
-    write_csv(&a.out.join("memory.csv"), &res.memory)?;
+    journal.finish(&res.fig9, &res.tick, &res.memory)?;
     write_csv(&a.out.join("wakeups.csv"), &wake)?;
     write(
         &a.out.join("results.md"),
         &report::results_md(&res, &wake, &text),
     )?;
-    draw_fig9(&res.fig9, &a.out.join("fig9.svg"), FIG9_TITLE, None)?;
+    draw_fig9(
+        &res.fig9,
+        &fig9_jobs(&a.out.join("fig9.svg"), None),
+        FIG9_TITLE,
+    )?;
     let tick = plot::tick_figure(&res.tick, TICK_TITLE);
     write(&a.out.join("tick.svg"), &plot::render_svg(&tick)?)?;
     if errors > 0 {
@@ -425,85 +514,128 @@ fn cmd_run(a: &RunArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn cmd_plot(a: &PlotArgs) -> Result<(), String> {
-    let text = fs::read_to_string(&a.csv).map_err(|e| format!("{}: {e}", a.csv.display()))?;
-    let columns = records::header(&text).map_err(|e| format!("{}: {e}", a.csv.display()))?;
-    let context = |e: String| format!("{}: {e}", a.csv.display());
-    if columns.iter().any(|c| c == "ns_per_tick") {
-        let rows: Vec<TickRow> = records::parse(&text).map_err(context)?;
-        let title = a.title.as_deref().unwrap_or(TICK_TITLE);
-        return write(&a.svg, &plot::render_svg(&plot::tick_figure(&rows, title))?);
-    }
-    let rows: Vec<Row> = records::parse(&text).map_err(context)?;
-    let title = a.title.as_deref().unwrap_or(FIG9_TITLE);
-    draw_fig9(&rows, &a.svg, title, a.measure.map(MeasureArg::name))
-}
-
-fn cmd_summary(a: &SummaryArgs) -> Result<(), String> {
-    let rows: Vec<Row> = records::read(&a.csv)?;
-    let s = summary::summarize(&rows, a.measure.name(), a.small_n, a.large_n);
-    print!("{}", summary::render(&s));
-    let beside = a.csv.with_file_name("wakeups.csv");
-    let wakeups = match &a.wakeups {
-        Some(p) => Some(p.clone()),
-        None => beside.exists().then_some(beside),
-    };
-    if let Some(path) = wakeups {
-        let rows: Vec<WakeupRow> = records::read(&path)?;
-        print!("{}", summary::render_wakeups(&rows));
-    }
-    Ok(())
-}
-
-fn cmd_wakeups(a: &WakeupArgs) -> Result<(), String> {
-    let rows = wakeups::measure(&a.device, Duration::from_millis(a.ms))?;
-    print!("{}", report::wakeup_table(&rows));
-    if let Some(path) = &a.csv {
-        write_csv(path, &rows)?;
-    }
-    match rows.iter().find(|r| r.note.starts_with("error")) {
-        Some(r) => Err(format!(
-            "scheme {} {} {}: {}",
-            r.scheme, r.clock, r.load, r.note
+/// An error if one of `outputs` is the file `input`: a figure written over the CSV it is drawn
+/// from (`--svg` the CSV itself, or the ioctl figure beside it).
+fn refuse_input(input: &Path, outputs: &[PathBuf]) -> Result<(), String> {
+    match outputs.iter().find(|o| output::same_file(input, o)) {
+        Some(o) => Err(format!(
+            "{} is the input {}: not writing over it",
+            o.display(),
+            input.display()
         )),
         None => Ok(()),
     }
 }
 
-fn cmd_selfcheck(path: &str) -> Result<(), String> {
+fn cmd_plot(a: &PlotArgs) -> Result<(), Failure> {
+    let text = fs::read_to_string(&a.csv).map_err(|e| format!("{}: {e}", a.csv.display()))?;
+    let columns = records::header(&text).map_err(|e| format!("{}: {e}", a.csv.display()))?;
+    let context = |e: String| format!("{}: {e}", a.csv.display());
+    if columns.iter().any(|c| c == "ns_per_tick") {
+        if a.measure == Some(MeasureArg::Ioctl) {
+            return Err(context(
+                "per-tick costs are measured in the kernel alone: no --measure ioctl".into(),
+            )
+            .into());
+        }
+        refuse_input(&a.csv, std::slice::from_ref(&a.svg))?;
+        let rows: Vec<TickRow> = records::parse(&text).map_err(context)?;
+        let title = a.title.as_deref().unwrap_or(TICK_TITLE);
+        return Ok(write(
+            &a.svg,
+            &plot::render_svg(&plot::tick_figure(&rows, title))?,
+        )?);
+    }
+    let jobs = fig9_jobs(&a.svg, a.measure.map(MeasureArg::name));
+    let outputs: Vec<PathBuf> = jobs.iter().map(|(_, p)| p.clone()).collect();
+    refuse_input(&a.csv, &outputs)?;
+    let rows: Vec<Row> = records::parse(&text).map_err(context)?;
+    let title = a.title.as_deref().unwrap_or(FIG9_TITLE);
+    Ok(draw_fig9(&rows, &jobs, title)?)
+}
+
+fn cmd_summary(a: &SummaryArgs) -> Result<(), Failure> {
+    let rows: Vec<Row> = records::read(&a.csv)?;
+    // The wakeups.csv beside fig9.csv holds a header alone after `fig9 run --wakeup-ms 0`.
+    let wakeups: Vec<WakeupRow> = match &a.wakeups {
+        Some(path) => records::read(path)?,
+        None => {
+            let beside = a.csv.with_file_name("wakeups.csv");
+            match beside.exists() {
+                true => records::read_rows(&beside)?,
+                false => Vec::new(),
+            }
+        }
+    };
+    let s = summary::summarize(&rows, a.measure.name(), a.small_n, a.large_n);
+    let mut text = summary::render(&s);
+    if !wakeups.is_empty() {
+        text += &summary::render_wakeups(&wakeups);
+    }
+    print(&text)
+}
+
+fn cmd_wakeups(a: &WakeupArgs) -> Result<(), Failure> {
+    let rows = wakeups::measure(&a.device, Duration::from_millis(a.ms))?;
+    // The CSV first: it is kept whatever becomes of stdout.
+    if let Some(path) = &a.csv {
+        write_csv(path, &rows)?;
+    }
+    print(&report::wakeup_table(&rows))?;
+    match rows.iter().find(|r| r.note.starts_with("error")) {
+        Some(r) => Err(format!("scheme {} {} {}: {}", r.scheme, r.clock, r.load, r.note).into()),
+        None => Ok(()),
+    }
+}
+
+fn cmd_selfcheck(path: &str) -> Result<(), Failure> {
     let dev = device::Device::open(path).map_err(|e| format!("{path}: {e}"))?;
     let info = dev.info().map_err(|e| format!("TW_IOC_INFO: {e}"))?;
+    print(&info_text(path, &info))?;
+    if info.version != uapi_defs::TW_VERSION {
+        return Err("version mismatch".to_string().into());
+    }
+    Ok(())
+}
+
+/// What `fig9 selfcheck` prints of TW_IOC_INFO.
+fn info_text(path: &str, info: &uapi_defs::tw_info) -> String {
     let schemes: Vec<String> = (1..32)
         .filter(|s| info.schemes & (1 << s) != 0)
         .map(|s: u32| s.to_string())
         .collect();
-    println!("device     {path}");
-    println!(
+    let mut o = String::new();
+    // Writing to a String cannot fail.
+    let _ = writeln!(o, "device     {path}");
+    let _ = writeln!(
+        o,
         "version    {} (this tool: {})",
         info.version,
         uapi_defs::TW_VERSION
     );
-    println!(
+    let _ = writeln!(
+        o,
         "schemes    {} (mask {:#x})",
         schemes.join(" "),
         info.schemes
     );
-    println!("features   {:#x}", info.features);
-    println!("hold_work  {}", info.hold_work);
-    println!(
+    let _ = writeln!(o, "features   {:#x}", info.features);
+    let _ = writeln!(o, "hold_work  {}", info.hold_work);
+    let _ = writeln!(
+        o,
         "tick       {} us (the real clock's default period: tick_us)",
         info.tick_ns / 1000
     );
-    println!("instances  {}", info.instances);
-    println!("uptime     {:.1} s", info.uptime_ns as f64 / 1e9);
-    for (_, ty, size) in run::linux_sizes(&info) {
+    let _ = writeln!(o, "instances  {}", info.instances);
+    let _ = writeln!(o, "uptime     {:.1} s", info.uptime_ns as f64 / 1e9);
+    for (_, ty, size) in run::linux_sizes(info) {
         let name = ty.trim_start_matches("struct ");
-        println!("{name:<10} {size} bytes (sizeof({ty}) in the running kernel)");
+        let _ = writeln!(
+            o,
+            "{name:<10} {size} bytes (sizeof({ty}) in the running kernel)"
+        );
     }
-    if info.version != uapi_defs::TW_VERSION {
-        return Err("version mismatch".into());
-    }
-    Ok(())
+    o
 }
 
 #[cfg(test)]
@@ -513,6 +645,7 @@ mod tests {
 
     fn p(line: &str) -> Result<Command, clap::Error> {
         Cli::try_parse_from(std::iter::once("fig9").chain(line.split_whitespace()))
+            .and_then(Cli::checked)
             .map(|c| c.command)
     }
 
@@ -594,6 +727,170 @@ mod tests {
         assert!(error("summary --csv a --measure wall").contains("'wall'"));
         assert!(error("summary --csv a --small x").contains("not a count"));
         assert!(error("wakeups --ms 10000").contains("10000"));
+    }
+
+    #[test]
+    fn limits_are_usage_errors() {
+        use clap::error::ErrorKind;
+        let kind = |line: &str| p(line).unwrap_err().kind();
+        // The same limit for both tools' wakeups interval; 0 skips it in a run.
+        assert_eq!(kind("run --wakeup-ms 100000"), ErrorKind::ValueValidation);
+        assert_eq!(kind("run --wakeup-ms 9001"), ErrorKind::ValueValidation);
+        assert_eq!(kind("wakeups --ms 9001"), ErrorKind::ValueValidation);
+        let Ok(Command::Run(a)) = p("run --wakeup-ms 9000") else {
+            panic!()
+        };
+        assert_eq!(a.wakeup_interval(), wakeups::MAX_INTERVAL);
+        assert!(p("wakeups --ms 9000").is_ok());
+        // A budget of 0 would stop every curve at its first n.
+        assert_eq!(kind("run --budget-ms 0"), ErrorKind::ValueValidation);
+        assert!(error("run --budget-ms 0").contains("at least 1"));
+        assert_eq!(run("run --budget-ms 1").budget, Duration::from_millis(1));
+        // The flatness is large over small.
+        for line in [
+            "summary --csv f --small 0 --large 0",
+            "summary --csv f --small 1e6 --large 1e3",
+            "summary --csv f --large 1000",
+        ] {
+            assert_eq!(kind(line), ErrorKind::ValueValidation, "{line}");
+        }
+        let e = error("summary --csv f --small 1e6 --large 1e3");
+        assert!(
+            e.contains("--small 1000000 is not below --large 1000"),
+            "{e}"
+        );
+        assert!(e.contains("Usage: fig9 summary"), "{e}");
+        assert!(p("summary --csv f --small 0 --large 1").is_ok());
+    }
+
+    /// A directory of its own for test `name`, with doc/fig9.csv and doc/tick.csv in it.
+    fn scratch(name: &str) -> PathBuf {
+        let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../doc");
+        let d = std::env::temp_dir().join(format!("fig9-main-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        for f in ["fig9.csv", "tick.csv"] {
+            fs::copy(doc.join(f), d.join(f)).unwrap();
+        }
+        d
+    }
+
+    fn plot_args(csv: &Path, svg: &Path, measure: Option<MeasureArg>) -> PlotArgs {
+        PlotArgs {
+            csv: csv.into(),
+            svg: svg.into(),
+            title: None,
+            measure,
+        }
+    }
+
+    fn failure(r: Result<(), Failure>) -> String {
+        match r {
+            Err(Failure::Error(e)) => e,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn plot_does_not_write_over_its_input() {
+        let d = scratch("plot-input");
+        let csv = d.join("fig9.csv");
+        let before = fs::read(&csv).unwrap();
+        // The SVG named as the CSV, the CSV through a link, the ioctl figure beside --svg.
+        fs::copy(&csv, d.join("x-ioctl.csv")).unwrap();
+        std::os::unix::fs::symlink("fig9.csv", d.join("link.csv")).unwrap();
+        let cases = [
+            (csv.clone(), csv.clone(), None, "fig9.csv"),
+            (csv.clone(), d.join(".").join("fig9.csv"), None, "fig9.csv"),
+            (
+                csv.clone(),
+                d.join("link.csv"),
+                Some(MeasureArg::Ioctl),
+                "link.csv",
+            ),
+            (d.join("x-ioctl.csv"), d.join("x.csv"), None, "x-ioctl.csv"),
+            (d.join("tick.csv"), d.join("tick.csv"), None, "tick.csv"),
+        ];
+        for (input, svg, measure, named) in cases {
+            let e = failure(cmd_plot(&plot_args(&input, &svg, measure)));
+            assert!(e.contains(named) && e.contains("is the input"), "{e}");
+        }
+        assert_eq!(fs::read(&csv).unwrap(), before);
+        assert_eq!(fs::read(d.join("x-ioctl.csv")).unwrap(), before);
+        assert!(!d.join("x.csv").exists(), "nothing written");
+        // The ioctl figure beside x.csv is the input: --measure kernel writes x.csv alone.
+        cmd_plot(&plot_args(
+            &d.join("x-ioctl.csv"),
+            &d.join("x.csv"),
+            Some(MeasureArg::Kernel),
+        ))
+        .unwrap();
+        assert_eq!(fs::read(d.join("x-ioctl.csv")).unwrap(), before);
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn plot_and_summary_refuse_a_file_without_records_or_with_bad_ones() {
+        let d = scratch("plot-empty");
+        let header = "curve,interface,measure,n,ns_per_op,iterations,note\n";
+        let bad = [
+            ("empty.csv", String::new(), "no records"),
+            ("header.csv", header.to_string(), "no records"),
+            (
+                "negative.csv",
+                format!("{header}a,setcallout,kernel,1,1.0,1,\na,setcallout,kernel,1,-5,1,\n"),
+                "record 2: ns_per_op is -5",
+            ),
+            (
+                "measure.csv",
+                format!("{header}a,setcallout,wall,1,1.0,1,\n"),
+                "record 1: unknown measure 'wall'",
+            ),
+            (
+                "tick-empty.csv",
+                "curve,n,ns_per_tick,ticks,note,repeat\n".to_string(),
+                "no records",
+            ),
+        ];
+        for (name, text, want) in bad {
+            let csv = d.join(name);
+            fs::write(&csv, text).unwrap();
+            let e = failure(cmd_plot(&plot_args(&csv, &d.join("out.svg"), None)));
+            assert!(e.starts_with(&format!("{}: {want}", csv.display())), "{e}");
+            if !name.starts_with("tick") {
+                let e = failure(cmd_summary(&SummaryArgs {
+                    csv: csv.clone(),
+                    measure: MeasureArg::Kernel,
+                    small_n: 1000,
+                    large_n: 1_000_000,
+                    wakeups: None,
+                }));
+                assert!(e.starts_with(&format!("{}: {want}", csv.display())), "{e}");
+            }
+        }
+        assert!(!d.join("out.svg").exists());
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn plot_of_tick_csv_has_no_ioctl_measure() {
+        let d = scratch("plot-tick");
+        let tick = d.join("tick.csv");
+        let e = failure(cmd_plot(&plot_args(
+            &tick,
+            &d.join("t.svg"),
+            Some(MeasureArg::Ioctl),
+        )));
+        assert!(e.contains("no --measure ioctl"), "{e}");
+        assert!(!d.join("t.svg").exists());
+        cmd_plot(&plot_args(
+            &tick,
+            &d.join("t.svg"),
+            Some(MeasureArg::Kernel),
+        ))
+        .unwrap();
+        assert!(d.join("t.svg").exists());
+        fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

@@ -6,11 +6,20 @@
 //!
 //! Columns added since the first published run (`repeat`, `max_hold_ns`, `paired_n`) come last
 //! and default when absent, so the CSV files in doc/ still read.
+//!
+//! A file is read only if every record is one `fig9 run` could have written ([`Check`]): costs
+//! finite and not negative, and in fig9.csv one of the [`MEASURES`]. The set of measures is
+//! closed: every table, figure and ratio selects its rows by measure, so a row of any other
+//! would be left out of all of them without a word.
 
+use crate::method::PAIR;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde::Serialize;
 use serde::Serializer;
+use std::io;
+use std::io::Write;
+use std::marker::PhantomData;
 use std::path::Path;
 
 /// Note of the row that ends a curve at the time budget.
@@ -40,6 +49,57 @@ pub struct Row {
     /// `method::key_pair`: repeat i at one, then repeat i at the other); empty otherwise.
     #[serde(default)]
     pub paired_n: Option<u64>,
+}
+
+/// The measures of fig9.csv: "kernel", "ioctl" and "pair".
+pub const MEASURES: [&str; 3] = ["kernel", "ioctl", PAIR];
+
+/// What [`parse`] asks of a record beyond the types of its columns.
+pub trait Check {
+    /// Why the record cannot be one `fig9 run` wrote, if it cannot.
+    fn check(&self) -> Result<(), String>;
+}
+
+/// A cost, a size or a rate of column `column`: finite and not negative, if there is one.
+fn amount(column: &str, value: Option<f64>) -> Result<(), String> {
+    match value {
+        Some(v) if !v.is_finite() || v < 0.0 => {
+            Err(format!("{column} is {v}: not a finite value >= 0"))
+        }
+        _ => Ok(()),
+    }
+}
+
+impl Check for Row {
+    fn check(&self) -> Result<(), String> {
+        if !MEASURES.contains(&self.measure.as_str()) {
+            return Err(format!(
+                "unknown measure '{}' (measures: {})",
+                self.measure,
+                MEASURES.join(", ")
+            ));
+        }
+        amount("ns_per_op", self.ns_per_op)
+    }
+}
+
+impl Check for TickRow {
+    fn check(&self) -> Result<(), String> {
+        amount("ns_per_tick", self.ns_per_tick)
+    }
+}
+
+impl Check for MemoryRow {
+    fn check(&self) -> Result<(), String> {
+        amount("bytes_per_callout", Some(self.bytes_per_callout))
+    }
+}
+
+impl Check for WakeupRow {
+    fn check(&self) -> Result<(), String> {
+        amount("seconds", Some(self.seconds))?;
+        amount("wakeups_per_s", self.wakeups_per_s)
+    }
 }
 
 /// One row of tick.csv.
@@ -142,17 +202,41 @@ pub fn render<T: Serialize + Default>(rows: &[T]) -> Result<String, String> {
     })
 }
 
-/// The records of a CSV text.
-pub fn parse<T: DeserializeOwned>(text: &str) -> Result<Vec<T>, String> {
+/// The records of a CSV text, each checked ([`Check`]); an error if there are none.
+pub fn parse<T: DeserializeOwned + Check>(text: &str) -> Result<Vec<T>, String> {
+    let rows = parse_rows(text)?;
+    if rows.is_empty() {
+        return Err("no records".into());
+    }
+    Ok(rows)
+}
+
+/// The records of a CSV text, each checked ([`Check`]); none is no error (a header alone is
+/// what `fig9 run` writes where it measured nothing of the kind, as wakeups.csv with
+/// `--wakeup-ms 0`).
+pub fn parse_rows<T: DeserializeOwned + Check>(text: &str) -> Result<Vec<T>, String> {
     csv::Reader::from_reader(text.as_bytes())
         .deserialize()
         .enumerate()
-        .map(|(i, r)| r.map_err(|e| format!("record {}: {e}", i + 1)))
+        .map(|(i, r)| {
+            r.map_err(|e| e.to_string())
+                .and_then(|r: T| r.check().map(|()| r))
+                .map_err(|e| format!("record {}: {e}", i + 1))
+        })
         .collect()
 }
 
-/// The records of the CSV file at `path`.
-pub fn read<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, String> {
+/// The records of the CSV file at `path` ([`parse`]: at least one).
+pub fn read<T: DeserializeOwned + Check>(path: &Path) -> Result<Vec<T>, String> {
+    read_with(path, parse)
+}
+
+/// The records of the CSV file at `path`, perhaps none ([`parse_rows`]).
+pub fn read_rows<T: DeserializeOwned + Check>(path: &Path) -> Result<Vec<T>, String> {
+    read_with(path, parse_rows)
+}
+
+fn read_with<T>(path: &Path, parse: fn(&str) -> Result<Vec<T>, String>) -> Result<Vec<T>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     parse(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
@@ -162,6 +246,39 @@ pub fn header(text: &str) -> Result<Vec<String>, String> {
     let mut r = csv::Reader::from_reader(text.as_bytes());
     let h = r.headers().map_err(|e| e.to_string())?;
     Ok(h.iter().map(String::from).collect())
+}
+
+/// A CSV file written as its records come: the header at once, then each batch of records,
+/// flushed to the writer at once ([`Appender::append`]). The text is [`render`]'s of all the
+/// records appended.
+pub struct Appender<W: Write, T> {
+    w: csv::Writer<W>,
+    rows: PhantomData<fn(&T)>,
+}
+
+impl<W: Write, T: Serialize + Default> Appender<W, T> {
+    /// Writes the header to `w`.
+    pub fn new(mut w: W) -> io::Result<Appender<W, T>> {
+        w.write_all(render::<T>(&[]).map_err(io::Error::other)?.as_bytes())?;
+        w.flush()?;
+        Ok(Appender {
+            w: csv::WriterBuilder::new().has_headers(false).from_writer(w),
+            rows: PhantomData,
+        })
+    }
+
+    /// Writes `rows` and flushes them to the writer.
+    pub fn append(&mut self, rows: &[T]) -> io::Result<()> {
+        for r in rows {
+            self.w.serialize(r)?;
+        }
+        self.w.flush()
+    }
+
+    /// The writer, everything appended flushed to it.
+    pub fn get_ref(&self) -> &W {
+        self.w.get_ref()
+    }
 }
 
 /// The median of a point's repeats, with their least and greatest.
@@ -304,6 +421,80 @@ mod tests {
         assert!(parse::<Row>("curve,n\nx,1\n").is_err());
         let e = parse::<TickRow>("curve,n,ns_per_tick,ticks,note\na,1,fast,3,\n").unwrap_err();
         assert!(e.starts_with("record 1:"), "{e}");
+    }
+
+    const HEADER: &str = "curve,interface,measure,n,ns_per_op,iterations,note\n";
+
+    #[test]
+    fn a_file_without_records_is_an_error() {
+        assert_eq!(parse::<Row>(""), Err("no records".to_string()));
+        assert_eq!(parse::<Row>(HEADER), Err("no records".to_string()));
+        let tick = render::<TickRow>(&[]).unwrap();
+        assert_eq!(parse::<TickRow>(&tick), Err("no records".to_string()));
+        // Where none is no error: a header alone reads as no rows.
+        assert_eq!(
+            parse_rows::<WakeupRow>(&render::<WakeupRow>(&[]).unwrap()),
+            Ok(vec![])
+        );
+    }
+
+    #[test]
+    fn a_cost_that_no_measure_gives_is_an_error() {
+        let good = "a,setcallout,kernel,10,95.000,3,\n";
+        for bad in ["-5", "NaN", "inf", "-inf", "infinity", "-0.001"] {
+            let text = format!("{HEADER}{good}{good}a,setcallout,kernel,10,{bad},3,\n");
+            let e = parse::<Row>(&text).unwrap_err();
+            assert!(e.starts_with("record 3: ns_per_op is "), "{bad}: {e}");
+        }
+        // Zero and empty (not measured) are fine.
+        let text =
+            format!("{HEADER}{good}a,setcallout,kernel,10,0,3,\nb,setcallout,ioctl,0,,0,x\n");
+        assert_eq!(parse::<Row>(&text).unwrap().len(), 3);
+        let e = parse::<TickRow>("curve,n,ns_per_tick,ticks,note\nscheme6,1,-1.0,3,\n");
+        assert!(e.unwrap_err().starts_with("record 1: ns_per_tick is -1"));
+        let wakeups =
+            "scheme,clock,load,callouts,seconds,wakeups,wakeups_per_s,ticks,skipped,note\n\
+                       6,periodic,idle,0,2.0,10,NaN,0,0,\n";
+        assert!(parse::<WakeupRow>(wakeups).is_err());
+        let memory = "curve,n,capacity,memory_bytes,bytes_per_callout\nc,1,1,1,inf\n";
+        assert!(parse::<MemoryRow>(memory).is_err());
+    }
+
+    #[test]
+    fn a_measure_fig9_run_does_not_write_is_an_error() {
+        for m in MEASURES {
+            let text = format!("{HEADER}a,setcallout,{m},10,95.000,3,\n");
+            assert!(parse::<Row>(&text).is_ok(), "{m}");
+        }
+        let text = format!("{HEADER}a,setcallout,kernel,1,1,1,\na,setcallout,wall,1,1,1,\n");
+        let e = parse::<Row>(&text).unwrap_err();
+        assert_eq!(
+            e,
+            "record 2: unknown measure 'wall' (measures: kernel, ioctl, pair)"
+        );
+        assert!(parse::<Row>(&format!("{HEADER}a,setcallout,Kernel,1,1,1,\n")).is_err());
+    }
+
+    #[test]
+    fn appended_records_are_the_rendered_file() {
+        let rows: Vec<Row> = (0..5)
+            .map(|i| {
+                row(
+                    "c",
+                    i,
+                    Some(i as f64 + 0.5),
+                    if i == 2 { "a, \"note\"" } else { "" },
+                )
+            })
+            .collect();
+        let mut a = Appender::<Vec<u8>, Row>::new(Vec::new()).unwrap();
+        assert_eq!(a.get_ref(), render::<Row>(&[]).unwrap().as_bytes());
+        a.append(&rows[..2]).unwrap();
+        a.append(&[]).unwrap();
+        a.append(&rows[2..]).unwrap();
+        let text = String::from_utf8(a.get_ref().clone()).unwrap();
+        assert_eq!(text, render(&rows).unwrap());
+        assert_eq!(parse::<Row>(&text).unwrap(), rows);
     }
 
     #[test]

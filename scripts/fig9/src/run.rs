@@ -96,6 +96,32 @@ pub struct Results {
     pub errors: usize,
 }
 
+/// Where a run's rows go besides [`Results`], as soon as they are final: `fig9 run`'s partial
+/// files (`output::Journal`), so that a run cut short keeps what it measured.
+pub trait Sink {
+    /// The device answered: the sweep begins. An error ends the run before it measures.
+    fn begin(&mut self) -> Result<(), String>;
+    /// The rows added to [`Results`] since the last call, final.
+    fn rows(&mut self, fig9: &[Row], tick: &[TickRow], memory: &[MemoryRow]) -> io::Result<()>;
+    /// An n is done: what [`Sink::rows`] took is to reach the disk.
+    fn sync(&mut self) -> io::Result<()>;
+}
+
+/// No sink: the rows are in [`Results`] alone.
+impl Sink for () {
+    fn begin(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn rows(&mut self, _: &[Row], _: &[TickRow], _: &[MemoryRow]) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// The two measures of the figure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Measure {
@@ -213,6 +239,9 @@ struct Ctx<'a> {
     pair: Option<(u64, u64)>,
     /// Key curves that ran at the pair's low n: measured there when the sweep reaches the high n.
     deferred: Vec<Curve>,
+    sink: &'a mut dyn Sink,
+    /// The rows of fig9, tick and memory the sink has; `None` once it failed.
+    sent: Option<[usize; 3]>,
 }
 
 /// The memory of Linux's timers as TW_IOC_INFO reports it: the curve of memory.csv (the
@@ -228,8 +257,9 @@ pub fn linux_sizes(info: &tw_info) -> [(&'static str, &'static str, u32); 2] {
     ]
 }
 
-/// Runs the sweep on the instances `open` makes; Err only when they cannot be used at all.
-pub fn run(setup: &Setup, open: &Opener<'_>) -> Result<Results, String> {
+/// Runs the sweep on the instances `open` makes, its rows to `sink` as they come; Err only when
+/// they cannot be used at all, or the sink cannot begin.
+pub fn run(setup: &Setup, open: &Opener<'_>, sink: &mut dyn Sink) -> Result<Results, String> {
     let dev = open().map_err(|e| format!("{}: {e}", setup.device))?;
     let info = dev.info().map_err(|e| format!("TW_IOC_INFO: {e}"))?;
     if info.version != TW_VERSION {
@@ -239,6 +269,7 @@ pub fn run(setup: &Setup, open: &Opener<'_>) -> Result<Results, String> {
         ));
     }
     drop(dev);
+    sink.begin()?;
     let ns = sweep(setup.max_n, setup.quick);
     let mut ctx = Ctx {
         setup,
@@ -249,6 +280,8 @@ pub fn run(setup: &Setup, open: &Opener<'_>) -> Result<Results, String> {
         linux_sizes: Vec::new(),
         pair: key_pair(&ns),
         deferred: Vec::new(),
+        sink,
+        sent: Some([0; 3]),
     };
     eprintln!(
         "fig9: n in {ns:?}, {} repeats, budget {:?} per point",
@@ -282,10 +315,43 @@ pub fn run(setup: &Setup, open: &Opener<'_>) -> Result<Results, String> {
     for n in ns {
         point(&mut ctx, &curves, n);
     }
+    ctx.flush();
     Ok(ctx.res)
 }
 
 impl Ctx<'_> {
+    /// The rows added since the last call, to the sink. Call only where every row is final: not
+    /// between the two halves of a back-to-back repeat ([`measure_points`]).
+    fn flush(&mut self) {
+        let Some([f, t, m]) = self.sent else {
+            return;
+        };
+        let r = &self.res;
+        let written = self.sink.rows(&r.fig9[f..], &r.tick[t..], &r.memory[m..]);
+        self.sent = Some([r.fig9.len(), r.tick.len(), r.memory.len()]);
+        self.sink_result(written);
+    }
+
+    /// Everything given to the sink, to the disk.
+    fn sync(&mut self) {
+        self.flush();
+        if self.sent.is_some() {
+            let synced = self.sink.sync();
+            self.sink_result(synced);
+        }
+    }
+
+    /// A failed write of the sink is an error of the run; the sink gets no more rows.
+    fn sink_result(&mut self, r: io::Result<()>) {
+        if let Err(e) = r {
+            self.sent = None;
+            self.res.errors += 1;
+            self.note(format!(
+                "error: {e} (the final files are written from memory)"
+            ));
+        }
+    }
+
     fn note(&mut self, text: String) {
         eprintln!("fig9: {text}");
         self.res.notes.push(text);
@@ -397,6 +463,7 @@ fn point(ctx: &mut Ctx, curves: &[Curve], n: u64) {
         points.push(Point::new(ctx, now, n));
     }
     measure_points(ctx, curves, &points);
+    ctx.sync();
 }
 
 /// The curves of `curves` that run at `n`: a measure left within the budget, and room for n
@@ -551,6 +618,7 @@ fn measure_points(ctx: &mut Ctx, curves: &[Curve], points: &[Point]) {
                     ctx.res.fig9[a].paired_n = Some(ctx.res.fig9[b].n);
                     ctx.res.fig9[b].paired_n = Some(ctx.res.fig9[a].n);
                 }
+                ctx.flush();
             }
         }
         for p in points.iter().filter(|p| KEY_NS.contains(&p.n)) {
@@ -560,6 +628,7 @@ fn measure_points(ctx: &mut Ctx, curves: &[Curve], points: &[Point]) {
                 }
             }
         }
+        ctx.flush();
     }
     for p in points {
         for curve in &p.curves {
@@ -965,6 +1034,7 @@ fn tick_rows(
     if let Some(s) = Spread::of(values) {
         eprintln!("fig9: {curve} n={n}: {} ns per tick{what}", spread_text(&s));
     }
+    ctx.flush();
 }
 
 /// Per-tick bookkeeping with n callouts outstanding: TW_BENCH_TICK on the point's instance,
@@ -1137,6 +1207,8 @@ mod tests {
             linux_sizes: Vec::new(),
             pair: None,
             deferred: Vec::new(),
+            sink: Box::leak(Box::new(())),
+            sent: Some([0; 3]),
         };
         for curve in &setup.curves {
             for &m in Measure::of(curve) {
@@ -1254,7 +1326,7 @@ mod tests {
             curves: curves.iter().map(|c| Curve::by_name(c).unwrap()).collect(),
             ..setup()
         };
-        let res = run(&s, &world.opener()).unwrap();
+        let res = run(&s, &world.opener(), &mut ()).unwrap();
         (res, world)
     }
 
@@ -1419,7 +1491,7 @@ mod tests {
                 3,
             )
         };
-        let res = run(&s, &world.opener()).unwrap();
+        let res = run(&s, &world.opener(), &mut ()).unwrap();
         assert_eq!(res.errors, 0, "{:?}", res.notes);
         let log = measures(&world);
         let (lo, hi) = (KEY_NS[0], KEY_NS[1]);
@@ -1488,7 +1560,7 @@ mod tests {
             &["scheme7-mod", "linux-timer_list", "scheme1-setcallout"],
             2,
         );
-        let res = run(&s, &world.opener()).unwrap();
+        let res = run(&s, &world.opener(), &mut ()).unwrap();
         assert_eq!(res.errors, 0, "{:?}", res.notes);
         let iterations = |curve: &str, measure: &str, key: bool| {
             let rows = res.fig9.iter().filter(|r| {
@@ -1535,7 +1607,7 @@ mod tests {
             ],
             2,
         );
-        let res = run(&s, &world.opener()).unwrap();
+        let res = run(&s, &world.opener(), &mut ()).unwrap();
         assert_eq!(res.errors, 0, "{:?}", res.notes);
         let pairs: Vec<&Row> = res.fig9.iter().filter(|r| r.measure == PAIR).collect();
         // scheme7-setcallout's partner, linux-timer_list, is not in the run: no pair of it.
@@ -1598,6 +1670,132 @@ mod tests {
             (r.median - 60.0 / 500.0).abs() < 1e-9 && r.count == 2,
             "{r:?}"
         );
+    }
+
+    /// A sink that keeps what it gets, and when.
+    #[derive(Default)]
+    struct Kept {
+        begun: bool,
+        fig9: Vec<Row>,
+        tick: Vec<TickRow>,
+        memory: Vec<MemoryRow>,
+        /// The fig9 rows it had at each call of `rows`, and at each `sync`.
+        calls: Vec<usize>,
+        syncs: Vec<usize>,
+    }
+
+    impl Sink for Kept {
+        fn begin(&mut self) -> Result<(), String> {
+            self.begun = true;
+            Ok(())
+        }
+
+        fn rows(&mut self, fig9: &[Row], tick: &[TickRow], memory: &[MemoryRow]) -> io::Result<()> {
+            assert!(self.begun);
+            self.fig9.extend_from_slice(fig9);
+            self.tick.extend_from_slice(tick);
+            self.memory.extend_from_slice(memory);
+            self.calls.push(self.fig9.len());
+            Ok(())
+        }
+
+        fn sync(&mut self) -> io::Result<()> {
+            self.syncs.push(self.fig9.len());
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_sink_gets_every_row_final_as_the_sweep_goes() {
+        let world = World::new(costs);
+        let s = Setup {
+            quick: true,
+            ..to_the_key_n(
+                &["scheme7-mod", "linux-timer_list", "scheme1-setcallout"],
+                2,
+            )
+        };
+        let mut kept = Kept::default();
+        let res = run(&s, &world.opener(), &mut kept).unwrap();
+        assert_eq!(res.errors, 0, "{:?}", res.notes);
+        // The same rows as the results, in the same order, the pairs' paired_n set.
+        assert_eq!(kept.fig9, res.fig9);
+        assert_eq!(kept.tick, res.tick);
+        assert_eq!(kept.memory, res.memory);
+        assert!(kept.fig9.iter().any(|r| r.paired_n.is_some()));
+        // Repeat by repeat, synced at each n of the sweep.
+        assert!(
+            kept.calls.len() > 4 * sweep(s.max_n, s.quick).len(),
+            "{:?}",
+            kept.calls
+        );
+        assert_eq!(kept.syncs.len(), sweep(s.max_n, s.quick).len());
+        assert!(kept.syncs.windows(2).all(|w| w[0] <= w[1]));
+        assert!(kept.syncs[0] > 0 && kept.syncs[0] < res.fig9.len());
+        // A device that cannot be opened: the sink never begins.
+        let open = || Err(io::Error::other("no device"));
+        let mut kept = Kept::default();
+        assert!(run(&s, &open, &mut kept).is_err());
+        assert!(!kept.begun);
+    }
+
+    /// A sink whose disk fills after `room` calls.
+    struct Full {
+        room: usize,
+    }
+
+    impl Sink for Full {
+        fn begin(&mut self) -> Result<(), String> {
+            Ok(())
+        }
+
+        fn rows(&mut self, _: &[Row], _: &[TickRow], _: &[MemoryRow]) -> io::Result<()> {
+            self.room = self.room.checked_sub(1).expect("no rows after a failure");
+            match self.room {
+                0 => Err(io::Error::from_raw_os_error(28)),
+                _ => Ok(()),
+            }
+        }
+
+        fn sync(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_sink_that_fails_is_one_error_and_the_sweep_goes_on() {
+        let curves = ["scheme7-mod", "scheme1-setcallout"];
+        let (all, _) = fake_sweep(&curves, costs);
+        let world = World::new(costs);
+        let s = Setup {
+            quick: true,
+            budget: Duration::from_secs(60),
+            max_n: 100_000,
+            repeats: 2,
+            curves: curves.iter().map(|c| Curve::by_name(c).unwrap()).collect(),
+            ..setup()
+        };
+        let res = run(&s, &world.opener(), &mut Full { room: 3 }).unwrap();
+        assert_eq!(res.errors, 1, "{:?}", res.notes);
+        assert!(res
+            .notes
+            .iter()
+            .any(|n| n.contains("No space left on device")));
+        // The same rows as without a sink (the ioctl measure's costs are the host's).
+        let key = |rows: &[Row]| -> Vec<(String, String, u64, u32, String, Option<u64>)> {
+            let k = |r: &Row| {
+                (
+                    r.curve.clone(),
+                    r.measure.clone(),
+                    r.n,
+                    r.repeat,
+                    r.note.clone(),
+                    r.paired_n,
+                )
+            };
+            rows.iter().map(k).collect()
+        };
+        assert_eq!(key(&res.fig9), key(&all.fig9));
     }
 
     #[test]

@@ -25,8 +25,10 @@ const FIRST_DUE: u64 = 10_000;
 /// The "many" load: this many callouts, `MANY_GAP` ticks apart from FIRST_DUE on.
 const MANY: u64 = 1000;
 const MANY_GAP: u64 = 10;
-/// The longest interval that ends before the first callout falls due.
-pub const MAX_INTERVAL: Duration = Duration::from_secs(9);
+/// The longest interval that ends before the first callout falls due, in ms.
+pub const MAX_INTERVAL_MS: u64 = 9000;
+/// The same as a duration.
+pub const MAX_INTERVAL: Duration = Duration::from_millis(MAX_INTERVAL_MS);
 
 const _: () = assert!(
     TW_DEFAULT_TICK_NS == 1_000_000,
