@@ -1312,20 +1312,25 @@ mod tests {
         assert_eq!(Measure::of(&s), &[Measure::Kernel, Measure::Ioctl]);
     }
 
-    /// A sweep of `curves` on a fake module whose benches cost what `cost` says.
-    fn fake_sweep(
-        curves: &[&str],
-        cost: impl Fn(u32, u32, u64) -> Result<u64, i32> + 'static,
-    ) -> (Results, Rc<World>) {
-        let world = World::new(cost);
-        let s = Setup {
+    /// A quick sweep of `curves`, two repeats up to n = 100,000, with time enough for all.
+    fn quick_setup(curves: &[&str]) -> Setup {
+        Setup {
             quick: true,
             budget: Duration::from_secs(60),
             max_n: 100_000,
             repeats: 2,
             curves: curves.iter().map(|c| Curve::by_name(c).unwrap()).collect(),
             ..setup()
-        };
+        }
+    }
+
+    /// A sweep of `curves` on a fake module whose benches cost what `cost` says.
+    fn fake_sweep(
+        curves: &[&str],
+        cost: impl Fn(u32, u32, u64) -> Result<u64, i32> + 'static,
+    ) -> (Results, Rc<World>) {
+        let world = World::new(cost);
+        let s = quick_setup(curves);
         let res = run(&s, &world.opener(), &mut ()).unwrap();
         (res, world)
     }
@@ -1767,14 +1772,7 @@ mod tests {
         let curves = ["scheme7-mod", "scheme1-setcallout"];
         let (all, _) = fake_sweep(&curves, costs);
         let world = World::new(costs);
-        let s = Setup {
-            quick: true,
-            budget: Duration::from_secs(60),
-            max_n: 100_000,
-            repeats: 2,
-            curves: curves.iter().map(|c| Curve::by_name(c).unwrap()).collect(),
-            ..setup()
-        };
+        let s = quick_setup(&curves);
         let res = run(&s, &world.opener(), &mut Full { room: 3 }).unwrap();
         assert_eq!(res.errors, 1, "{:?}", res.notes);
         assert!(res
