@@ -39,6 +39,20 @@
 //! drives the sweep and [`wakeups`] the real-clock measure, [`records`], [`report`], [`plot`]
 //! and [`summary`] turn rows into files.
 
+/// `eprintln!` that a closed or full stderr does not stop (a run's measurements and files go
+/// on); in the tests, `eprintln!` itself, which the test harness captures.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        #[cfg(test)]
+        eprintln!($($arg)*);
+        #[cfg(not(test))]
+        {
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), $($arg)*);
+        }
+    }};
+}
+
 mod device;
 #[cfg(test)]
 mod fake;
@@ -383,7 +397,7 @@ fn main() -> ExitCode {
     };
     result.unwrap_or_else(|e| match e {
         Failure::Error(e) => {
-            eprintln!("fig9: {e}");
+            say!("fig9: {e}");
             ExitCode::FAILURE
         }
         Failure::BrokenPipe => ExitCode::from(BROKEN_PIPE_STATUS),
@@ -404,7 +418,7 @@ fn print(text: &str) -> Result<(), Failure> {
 /// Writes `text` to `path` whole (a temporary file renamed over it).
 fn write(path: &Path, text: &str) -> Result<(), String> {
     output::write_atomic(path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
-    eprintln!("fig9: wrote {}", path.display());
+    say!("fig9: wrote {}", path.display());
     Ok(())
 }
 
@@ -477,7 +491,7 @@ fn cmd_run(a: &RunArgs) -> Result<ExitCode, Failure> {
         match wakeups::measure(&setup.device, interval) {
             Ok(rows) => wake = rows,
             Err(e) => {
-                eprintln!("fig9: wakeups: {e}");
+                say!("fig9: wakeups: {e}");
                 errors += 1;
             }
         }
@@ -508,7 +522,7 @@ fn cmd_run(a: &RunArgs) -> Result<ExitCode, Failure> {
     let tick = plot::tick_figure(&res.tick, TICK_TITLE);
     write(&a.out.join("tick.svg"), &plot::render_svg(&tick)?)?;
     if errors > 0 {
-        eprintln!("fig9: {errors} error(s), see results.md");
+        say!("fig9: {errors} error(s), see results.md");
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)

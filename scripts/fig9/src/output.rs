@@ -95,7 +95,7 @@ impl<T: serde::Serialize + Default> Growing<T> {
                 .map_err(|e| format!("{}: {e}", self.path.display()))?;
             let _ = fs::remove_file(&self.partial);
         }
-        eprintln!("fig9: wrote {}", self.path.display());
+        say!("fig9: wrote {}", self.path.display());
         Ok(())
     }
 }
@@ -178,7 +178,7 @@ impl Sink for Journal {
             });
         match created {
             Ok(files) => {
-                eprintln!("fig9: writing {} as it goes", files.fig9.partial.display());
+                say!("fig9: writing {} as it goes", files.fig9.partial.display());
                 self.files = Some(files);
                 Ok(())
             }

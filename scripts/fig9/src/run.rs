@@ -283,9 +283,10 @@ pub fn run(setup: &Setup, open: &Opener<'_>, sink: &mut dyn Sink) -> Result<Resu
         sink,
         sent: Some([0; 3]),
     };
-    eprintln!(
+    say!(
         "fig9: n in {ns:?}, {} repeats, budget {:?} per point",
-        setup.repeats, setup.budget
+        setup.repeats,
+        setup.budget
     );
     for (curve, ty, size) in linux_sizes(&info) {
         match size {
@@ -353,7 +354,7 @@ impl Ctx<'_> {
     }
 
     fn note(&mut self, text: String) {
-        eprintln!("fig9: {text}");
+        say!("fig9: {text}");
         self.res.notes.push(text);
     }
 
@@ -441,7 +442,7 @@ fn point(ctx: &mut Ctx, curves: &[Curve], n: u64) {
         _ => (live, Vec::new()),
     };
     if let (Some((_, hi)), false) = (ctx.pair, later.is_empty()) {
-        eprintln!(
+        say!(
             "fig9: n={n}: {} key curves wait for n={hi}, to be measured at both n back to back",
             later.len()
         );
@@ -451,7 +452,7 @@ fn point(ctx: &mut Ctx, curves: &[Curve], n: u64) {
     match ctx.pair {
         Some((lo, hi)) if n == hi && !ctx.deferred.is_empty() => {
             let deferred = std::mem::take(&mut ctx.deferred);
-            eprintln!(
+            say!(
                 "fig9: n={hi} with n={lo} of {} key curves, back to back",
                 deferred.len()
             );
@@ -709,7 +710,7 @@ fn prepare(
     let seed = seed_for(ctx.setup.seed, curve.name, n);
     populate(&*dev, scheme, api, n, &mut Rng::new(seed))?;
     let stats = expect_outstanding(&*dev, n)?;
-    eprintln!(
+    say!(
         "fig9: scheme {scheme} ({}) n={n}: {n} callouts set in {:.2} s, {} bytes",
         curve.interface(),
         t0.elapsed().as_secs_f64(),
@@ -1032,7 +1033,7 @@ fn tick_rows(
         }
     }
     if let Some(s) = Spread::of(values) {
-        eprintln!("fig9: {curve} n={n}: {} ns per tick{what}", spread_text(&s));
+        say!("fig9: {curve} n={n}: {} ns per tick{what}", spread_text(&s));
     }
     ctx.flush();
 }
@@ -1139,7 +1140,7 @@ fn progress(ctx: &Ctx, curve: &Curve, n: u64, spent: &BTreeMap<(&str, Measure, u
     }
     if !parts.is_empty() {
         let paired = paired.map_or(String::new(), |p| format!(", back to back with n={p}"));
-        eprintln!(
+        say!(
             "fig9: {} n={n}: {} [{:.2} s{paired}]",
             curve.name,
             parts.join(", "),

@@ -149,9 +149,13 @@ pub fn measure(path: &str, interval: Duration) -> Result<Vec<WakeupRow>, String>
                 ..row
             },
         };
-        eprintln!(
+        say!(
             "fig9: wakeups scheme {} {} {}: {} in {:.2} s",
-            row.scheme, row.clock, row.load, row.wakeups, row.seconds
+            row.scheme,
+            row.clock,
+            row.load,
+            row.wakeups,
+            row.seconds
         );
         rows.push(row);
     }
