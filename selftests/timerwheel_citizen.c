@@ -22,8 +22,9 @@
  *              without waiting for their teardown (the next bench waits for that, answering
  *              signals; the bound a fraction of the same timers' bench); it undoes a RESET, and
  *              loses no callout of a batch of resets; a set and a reset on schemes 1 and 6
- *              wait for no ADVANCE, nor do bad arguments beside it; a batch whose results
- *              cannot be written back leaves no callout behind
+ *              wait for no ADVANCE, nor do bad arguments beside it, nor bad resets beside a
+ *              batch on schemes 2 and 5; a batch whose results cannot be written back leaves
+ *              no callout behind
  *   citizen    failed first calls leave an instance unconfigured, and so does a signal during
  *              the CONFIGURE of the largest instance (EINTR); untimeout of thousands of
  *              duplicates in bounded holds, and while another thread resets one of them;
@@ -2584,17 +2585,22 @@ TEST_F_TIMEOUT(slow_tick, a_signal_ends_an_advance, 300)
 	       st.max_hold_ns / 1000);
 }
 
-/* An ADVANCE that would run for hours (each of its ticks visits every callout), in a thread. */
+/*
+ * An ADVANCE that would run for hours (each of its ticks visits every callout), in a thread; or
+ * another long call made the same way (a batch).
+ */
 struct long_advance {
 	struct bg_ioctl advance;
 	atomic_int calls_done;
+	atomic_int watchdog; /* the calls beside it had not returned after PROMPT_NS */
 };
 
 static void *end_long_advance(void *arg)
 {
 	struct long_advance *a = arg;
 
-	WAIT_FOR(atomic_load(&a->calls_done));
+	if (!WAIT_FOR(atomic_load(&a->calls_done)))
+		atomic_store(&a->watchdog, 1);
 	pthread_kill(a->advance.thread, SIGUSR2);
 	return NULL;
 }
@@ -2615,7 +2621,11 @@ static void begin_long_advance(struct __test_metadata *_metadata, int fd, struct
 	ASSERT_EQ(0, pthread_create(ender, NULL, end_long_advance, a));
 }
 
-/* Whether the ADVANCE still ran when the calls beside it returned; then ends it. */
+/*
+ * Whether the ADVANCE still ran when the calls beside it returned, and the watchdog had not ended
+ * it (calls that waited for it return once it ends, perhaps before its thread says it has); then
+ * ends it.
+ */
 static int finish_long_advance(struct long_advance *a, pthread_t ender)
 {
 	int during = !atomic_load(&a->advance.done);
@@ -2623,7 +2633,7 @@ static int finish_long_advance(struct long_advance *a, pthread_t ender)
 	atomic_store(&a->calls_done, 1);
 	pthread_join(ender, NULL);
 	pthread_join(a->advance.thread, NULL);
-	return during;
+	return during && !atomic_load(&a->watchdog);
 }
 
 /*
@@ -2769,6 +2779,55 @@ TEST_F_TIMEOUT(slow_tick, a_batch_whose_results_cannot_be_written_back_leaves_no
 	EXPECT_EQ(variant->n, st.outstanding) TH_LOG("the batch's set was left behind");
 	EXPECT_EQ(variant->n + 1, st.started);
 	EXPECT_EQ(1, st.stopped);
+}
+
+/*
+ * A reset to a bad interval fails at once, with EINVAL, beside a long batch on the same file, on
+ * the schemes whose resets may walk and otherwise wait for it (2 and 5): should it wait, the
+ * watchdog of long_advance (here ending the batch) stops the batch after PROMPT_NS, and the
+ * resets return after it. The callout they name stays where it was.
+ */
+TEST_F_TIMEOUT(slow_start, a_bad_reset_fails_at_once_beside_a_batch, 300)
+{
+	struct tw_op *ops = calloc(TW_MAX_BATCH, sizeof(*ops));
+	struct tw_batch b = { .ops = (uintptr_t)ops, .count = TW_MAX_BATCH };
+	struct long_advance a = { .advance = { .fd = self->fd, .cmd = TW_IOC_BATCH, .arg = &b } };
+	struct tw_reset zero = { .ticks = 0 }, inverted = { .ticks = 10, .latest = 9 };
+	struct tw_query q = { 0 };
+	int e_zero, e_inverted, during;
+	struct tw_stats st;
+	pthread_t ender;
+	__u64 h, i, t0, took;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_NE(NULL, ops);
+	ASSERT_EQ(0, set_callout(self->fd, SLOW_FAR + 1, 1, &h));
+	zero.handle = inverted.handle = q.handle = h;
+	for (i = 0; i < TW_MAX_BATCH; i++) /* later than all: each walks the whole list */
+		ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = SLOW_FAR + 2 + i, .b = i };
+	ASSERT_EQ(0, catch_signal(SIGUSR2));
+	ASSERT_EQ(0, pthread_create(&a.advance.thread, NULL, run_bg_ioctl, &a.advance));
+	/* The batch has set a callout: it holds the instance's slow right. */
+	ASSERT_TRUE(WAIT_FOR(atomic_load(&a.advance.done) ||
+			     (!get_stats(self->fd, &st) && st.outstanding > SLOW_N + 1)));
+	ASSERT_EQ(0, pthread_create(&ender, NULL, end_long_advance, &a));
+	t0 = now_ns();
+	e_zero = ioctl(self->fd, TW_IOC_RESET, &zero) ? errno : 0;
+	e_inverted = ioctl(self->fd, TW_IOC_RESET, &inverted) ? errno : 0;
+	took = now_ns() - t0;
+	during = finish_long_advance(&a, ender);
+	free(ops);
+	if (!a.advance.ret)
+		SKIP(return, "the batch ended by itself: not slow enough here");
+	EXPECT_EQ(EINTR, a.advance.err);
+	EXPECT_EQ(EINVAL, e_zero) TH_LOG("reset to 0 ticks: %s", strerror(e_zero));
+	EXPECT_EQ(EINVAL, e_inverted) TH_LOG("reset to [10, 9]: %s", strerror(e_inverted));
+	EXPECT_TRUE(during) TH_LOG("the resets waited for the batch");
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_QUERY, &q));
+	EXPECT_EQ(1, q.pending);
+	EXPECT_EQ(SLOW_FAR + 1, q.deadline);
+	TH_LOG("two bad resets in %llu us, beside a batch", took / 1000);
 }
 
 /* ---- An instance's state through the file ---------------------------------------------------- */
