@@ -365,9 +365,9 @@ struct tw_stats {
  * delivered records ends early on a signal and returns them, never EINTR (as read(2) of
  * /dev/zero does): a long read answers signals, and a stream of them never stops a reader. A
  * buffer smaller than one record: EINVAL. A buffer that faults ends the read with the records
- * delivered before it, or EFAULT if none was; the records it could not take go back to the
- * head of the ring, ahead of newer ones, as far as there is room (the ring may have filled
- * meanwhile: what does not fit is lost, counted in tw_stats.ring_drops).
+ * delivered before it, or EFAULT if none was; the records it took and could not deliver go
+ * back to the head of the ring, ahead of newer ones, as far as there is room (the ring may have
+ * filled meanwhile: what does not fit is lost, counted in tw_stats.ring_drops).
  */
 #define TW_ORIGIN_CALLOUT 1 /* TW_IOC_SETCALLOUT: cookie */
 #define TW_ORIGIN_LEGACY 2 /* TW_IOC_TIMEOUT: func, arg */
