@@ -19,11 +19,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/lib.sh
 . "$here/lib.sh"
 
-# bad_usage MESSAGE: exits 2.
-bad_usage() {
-	echo "check-dmesg: error: $* (see --help)" >&2
-	exit 2
-}
 case "${1:-}" in
 -h | --help)
 	usage

@@ -74,6 +74,14 @@ value() {
 	fi
 }
 
+# kernel_flavour NAME: NAME must be a kernel the project builds (debug or perf), else bad usage.
+kernel_flavour() {
+	case "$1" in
+	debug | perf) ;;
+	*) bad_usage "--kernel takes debug or perf, not '$1'" ;;
+	esac
+}
+
 # guest_safe_paths OUT: virtme-ng (vm-run.sh) pastes the output directory OUT, the repository and
 # the kernel's build directory (in the cache) unquoted into a shell command line: a path it would
 # split or expand is refused, OUT as bad usage.

@@ -53,10 +53,7 @@ while [ $# -gt 0 ]; do
 	*) bad_usage "unknown option '$1'" ;;
 	esac
 done
-case "$flavour" in
-debug | perf) ;;
-*) bad_usage "--kernel takes debug or perf, not '$flavour'" ;;
-esac
+kernel_flavour "$flavour"
 [ -z "$timeout_s" ] || [[ $timeout_s =~ ^[1-9][0-9]*$ ]] ||
 	bad_usage "--timeout takes a positive number of seconds, not '$timeout_s'"
 [ -z "$budget" ] || [[ $budget =~ ^[1-9][0-9]*$ ]] ||

@@ -58,10 +58,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ $# -gt 0 ] || bad_usage "no command given"
-case "$flavour" in
-debug | perf) ;;
-*) bad_usage "--kernel takes debug or perf, not '$flavour'" ;;
-esac
+kernel_flavour "$flavour"
 for v in "$timeout_s" "$boot_timeout_s"; do
 	[[ $v =~ ^[1-9][0-9]*$ ]] || bad_usage "not a number of seconds: '$v'"
 done
