@@ -558,17 +558,22 @@ impl Instance {
     /// may not have, are cancelled again, as a single call's are ([`Self::write_back`]), a
     /// reset's too (its old callout is cancelled already). A hold cancels as many as its work
     /// allows; the rest follow in the next, whatever signal comes, so that none is left behind.
+    ///
+    /// Each operation looked at under the lock is a unit of the hold's work, whether it made a
+    /// callout or not: a batch of one set and 65,535 unsets would otherwise be scanned in one
+    /// hold.
     fn cancel_batch(&self, ops: &[tw_op]) {
-        let mut new = ops
-            .iter()
-            .filter(|op| op.result == 0 && matches!(op.op, TW_OP_SET | TW_OP_TIMEOUT | TW_OP_RESET))
-            .map(|op| Handle::from_raw(op.handle))
-            .peekable();
-        while new.peek().is_some() {
+        let mut next = 0;
+        while next < ops.len() {
             self.core.hold(|st, work| {
-                while !work.is_spent() {
-                    let Some(h) = new.next() else { break };
-                    st.cancel_new(h, work);
+                while next < ops.len() && !work.is_spent() {
+                    let op = &ops[next];
+                    next += 1;
+                    match op.result == 0 && matches!(op.op, TW_OP_SET | TW_OP_TIMEOUT | TW_OP_RESET)
+                    {
+                        true => st.cancel_new(Handle::from_raw(op.handle), work),
+                        false => work.spend(1),
+                    }
                 }
             });
             cond_resched();
