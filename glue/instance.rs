@@ -98,6 +98,10 @@ use crate::{
 /// ([`State::catch_up`](crate::state::State)).
 pub(crate) const STEP_MARGIN: usize = 48;
 
+/// `IOCB_NOWAIT` of `include/linux/fs.h`, which bindgen leaves out (its definition casts):
+/// `RWF_NOWAIT` of the uapi's `linux/fs.h`, whose value is ABI.
+const IOCB_NOWAIT: core::ffi::c_int = 0x8;
+
 /// What an instance's clock shares with its file operations.
 #[pin_data]
 pub(crate) struct Core {
@@ -855,7 +859,14 @@ macro_rules! misc_device {
                 let flags = unsafe {
                     core::ptr::addr_of!((*(*kiocb.as_raw()).ki_filp).f_flags).read_volatile()
                 };
-                let nonblock = flags & O_NONBLOCK != 0;
+                // SAFETY: `kiocb.as_raw()` is the live kiocb of this read, which its issuer set up
+                // before the call and does not change during it.
+                let ki_flags = unsafe { (*kiocb.as_raw()).ki_flags };
+                // A read that must not wait: the file's O_NONBLOCK, or the kiocb's IOCB_NOWAIT
+                // (io_uring reads in line, with it, a file whose poll says it is readable, and
+                // expects EAGAIN rather than a sleep should another reader have emptied the ring
+                // meanwhile).
+                let nonblock = flags & O_NONBLOCK != 0 || ki_flags & IOCB_NOWAIT != 0;
                 kiocb.file().read(nonblock, iov)
             }
 
