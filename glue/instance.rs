@@ -20,7 +20,7 @@
 
 use kernel::{
     alloc::{
-        flags::GFP_KERNEL,
+        flags::GFP_KERNEL_ACCOUNT,
         KVVec, //
     },
     fs::{
@@ -35,13 +35,13 @@ use kernel::{
         MiscDevice,
         MiscDeviceRegistration, //
     },
-    new_condvar, new_mutex, new_poll_condvar, new_spinlock_irq,
+    new_condvar, new_mutex, new_spinlock_irq,
     prelude::*,
     seq_file::SeqFile,
     seq_print,
     sync::{
         atomic::ordering,
-        poll::PollCondVar,
+        poll::PollCondVarBox,
         Arc,
         CondVar,
         Mutex,
@@ -110,9 +110,11 @@ pub(crate) struct Core {
     timer: HrTimer<Self>,
     #[pin]
     pub(crate) state: SpinLockIrq<State>,
-    /// Signalled when records are added to the ring; poll waits on it too.
-    #[pin]
-    pub(crate) readable: PollCondVar,
+    /// Signalled when records are added to the ring; poll waits on it too. Boxed, so that a
+    /// close waits for no RCU grace period: the box is freed after one (`kfree_rcu`), once
+    /// epoll has let go of it, where a `PollCondVar` of its own would make every close wait for
+    /// one (`synchronize_rcu`), tens of milliseconds on a debug kernel.
+    pub(crate) readable: PollCondVarBox,
     /// Signalled when the slow right (`State::slow_busy`) is given back.
     #[pin]
     slow_free: CondVar,
@@ -801,22 +803,28 @@ macro_rules! misc_device {
             type Ptr = Pin<KBox<Self>>;
 
             fn open(_file: &File, _misc: &MiscDeviceRegistration<Self>) -> Result<Pin<KBox<Self>>> {
+                // An instance's memory is charged to the memory cgroup of the process that
+                // opens it, as its storage is (`params::user_sized`).
+                let readable = PollCondVarBox::new(
+                    kernel::c_str!("timerwheel_readable"),
+                    kernel::static_lock_class!(),
+                )?;
                 let core = Arc::pin_init(
                     try_pin_init!(Core {
                         timer <- HrTimer::new(),
                         state <- new_spinlock_irq!(State::new(), "timerwheel_state"),
-                        readable <- new_poll_condvar!("timerwheel_readable"),
+                        readable,
                         slow_free <- new_condvar!("timerwheel_slow_free"),
                         hold_work: crate::hold_work(),
                     }),
-                    GFP_KERNEL,
+                    GFP_KERNEL_ACCOUNT,
                 )?;
                 let me = KBox::try_pin_init(
                     try_pin_init!(Instance {
                         clock <- new_mutex!(None, "timerwheel_clock"),
                         core,
                     }),
-                    GFP_KERNEL,
+                    GFP_KERNEL_ACCOUNT,
                 )?;
                 crate::INSTANCES.add(1, ordering::Relaxed);
                 Ok(me)
