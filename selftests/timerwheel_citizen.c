@@ -2782,6 +2782,23 @@ TEST_F_TIMEOUT(slow_tick, a_batch_whose_results_cannot_be_written_back_leaves_no
 }
 
 /*
+ * Starts `a`'s batch in a thread, waits until it has set a callout (more than `before` are
+ * outstanding: it then holds the instance's slow right), and starts `ender`, as
+ * begin_long_advance() does.
+ */
+static void begin_long_batch(struct __test_metadata *_metadata, int fd, struct long_advance *a,
+			     pthread_t *ender, __u64 before)
+{
+	struct tw_stats st;
+
+	ASSERT_EQ(0, catch_signal(SIGUSR2));
+	ASSERT_EQ(0, pthread_create(&a->advance.thread, NULL, run_bg_ioctl, &a->advance));
+	ASSERT_TRUE(WAIT_FOR(atomic_load(&a->advance.done) ||
+			     (!get_stats(fd, &st) && st.outstanding > before)));
+	ASSERT_EQ(0, pthread_create(ender, NULL, end_long_advance, a));
+}
+
+/*
  * A reset to a bad interval fails at once, with EINVAL, beside a long batch on the same file, on
  * the schemes whose resets may walk and otherwise wait for it (2 and 5): should it wait, the
  * watchdog of long_advance (here ending the batch) stops the batch after PROMPT_NS, and the
@@ -2795,7 +2812,6 @@ TEST_F_TIMEOUT(slow_start, a_bad_reset_fails_at_once_beside_a_batch, 300)
 	struct tw_reset zero = { .ticks = 0 }, inverted = { .ticks = 10, .latest = 9 };
 	struct tw_query q = { 0 };
 	int e_zero, e_inverted, during;
-	struct tw_stats st;
 	pthread_t ender;
 	__u64 h, i, t0, took;
 
@@ -2806,12 +2822,7 @@ TEST_F_TIMEOUT(slow_start, a_bad_reset_fails_at_once_beside_a_batch, 300)
 	zero.handle = inverted.handle = q.handle = h;
 	for (i = 0; i < TW_MAX_BATCH; i++) /* later than all: each walks the whole list */
 		ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = SLOW_FAR + 2 + i, .b = i };
-	ASSERT_EQ(0, catch_signal(SIGUSR2));
-	ASSERT_EQ(0, pthread_create(&a.advance.thread, NULL, run_bg_ioctl, &a.advance));
-	/* The batch has set a callout: it holds the instance's slow right. */
-	ASSERT_TRUE(WAIT_FOR(atomic_load(&a.advance.done) ||
-			     (!get_stats(self->fd, &st) && st.outstanding > SLOW_N + 1)));
-	ASSERT_EQ(0, pthread_create(&ender, NULL, end_long_advance, &a));
+	begin_long_batch(_metadata, self->fd, &a, &ender, SLOW_N + 1);
 	t0 = now_ns();
 	e_zero = ioctl(self->fd, TW_IOC_RESET, &zero) ? errno : 0;
 	e_inverted = ioctl(self->fd, TW_IOC_RESET, &inverted) ? errno : 0;
@@ -2828,6 +2839,72 @@ TEST_F_TIMEOUT(slow_start, a_bad_reset_fails_at_once_beside_a_batch, 300)
 	EXPECT_EQ(1, q.pending);
 	EXPECT_EQ(SLOW_FAR + 1, q.deadline);
 	TH_LOG("two bad resets in %llu us, beside a batch", took / 1000);
+}
+
+/*
+ * The same sorted list on the real clock, its callouts far enough apart that no stall of the
+ * machine can make their deadlines ascend (fill_descending()).
+ */
+FIXTURE(slow_real)
+{
+	int fd;
+};
+
+#define REAL_FAR (1ULL << 40)
+#define REAL_STEP (1ULL << 20)
+
+FIXTURE_SETUP(slow_real)
+{
+	struct tw_config c = { .scheme = TW_SCHEME_ORDERED_LIST, .clock = TW_CLOCK_REAL,
+			       .capacity = 2 * SLOW_N };
+
+	self->fd = tw_open(_metadata);
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_CONFIGURE, &c)) TH_LOG("configure: %s", strerror(errno));
+	fill_descending(_metadata, self->fd, SLOW_N, REAL_FAR, REAL_STEP);
+}
+
+FIXTURE_TEARDOWN(slow_real)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/*
+ * An ADVANCE on an instance the real clock ticks fails at once, with EINVAL, beside a long batch
+ * on the same file: should it wait, the watchdog of long_advance ends the batch after PROMPT_NS,
+ * and the ADVANCEs return after it. They run no tick.
+ */
+TEST_F_TIMEOUT(slow_real, an_advance_fails_at_once_beside_a_batch, 300)
+{
+	struct tw_op *ops = calloc(TW_MAX_BATCH, sizeof(*ops));
+	struct tw_batch b = { .ops = (uintptr_t)ops, .count = TW_MAX_BATCH };
+	struct long_advance a = { .advance = { .fd = self->fd, .cmd = TW_IOC_BATCH, .arg = &b } };
+	__u64 one = 1, most = TW_MAX_ADVANCE, i, t0, took;
+	int e_one, e_most, during;
+	pthread_t ender;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_NE(NULL, ops);
+	for (i = 0; i < TW_MAX_BATCH; i++) /* later than all: each walks the whole list */
+		ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = REAL_FAR + 1 + i, .b = i };
+	begin_long_batch(_metadata, self->fd, &a, &ender, SLOW_N);
+	t0 = now_ns();
+	e_one = ioctl(self->fd, TW_IOC_ADVANCE, &one) ? errno : 0;
+	e_most = ioctl(self->fd, TW_IOC_ADVANCE, &most) ? errno : 0;
+	took = now_ns() - t0;
+	during = finish_long_advance(&a, ender);
+	free(ops);
+	if (!a.advance.ret)
+		SKIP(return, "the batch ended by itself: not slow enough here");
+	EXPECT_EQ(EINTR, a.advance.err);
+	EXPECT_EQ(EINVAL, e_one) TH_LOG("ADVANCE of 1 on the real clock: %s", strerror(e_one));
+	EXPECT_EQ(EINVAL, e_most) TH_LOG("ADVANCE of TW_MAX_ADVANCE on the real clock: %s",
+					 strerror(e_most));
+	EXPECT_TRUE(during) TH_LOG("the ADVANCEs waited for the batch");
+	TH_LOG("two ADVANCEs in %llu us, beside a batch", took / 1000);
 }
 
 /* ---- An instance's state through the file ---------------------------------------------------- */
