@@ -360,7 +360,8 @@ struct tw_stats {
 
 /*
  * read(2) returns whole records, oldest first: blocks (interruptibly) until at least one is
- * there, or fails with EAGAIN under O_NONBLOCK. A signal caught by a handler ends the wait with
+ * there, or fails with EAGAIN under O_NONBLOCK (and in io_uring's attempt that must not wait,
+ * which then polls). A signal caught by a handler ends the wait with
  * EINTR (a handler installed with SA_RESTART restarts the read instead). A read that has
  * delivered records ends early on a signal and returns them, never EINTR (as read(2) of
  * /dev/zero does): a long read answers signals, and a stream of them never stops a reader. A
