@@ -86,17 +86,20 @@ use crate::{
         Handle,
         Scheme,
         SchemeKind,
-        Work, //
+        Work,
+        MAX_SEARCH_WORDS, //
     },
 };
 
 /// The most one step of work can cost once started, so that a hold stops taking new steps
 /// this far below `hold_work` and still never exceeds it: a heap sift over 2^22 timers (22
-/// swaps) for a stop and again for a start, or one list or slot step of the others. Loops check
-/// the budget before each step and every step, once begun, runs to its end; a start's catch-up
-/// of the real clock begins steps only while this much is left after them
+/// swaps) for a stop and again for a start, a search of a wheel's occupancy bitmap (at most
+/// [`MAX_SEARCH_WORDS`] words), or one list or slot step of the others. Loops check the budget
+/// before each step and every step, once begun, runs to its end; a start's catch-up of the real
+/// clock begins steps only while this much is left after them
 /// ([`State::catch_up`](crate::state::State)).
 pub(crate) const STEP_MARGIN: usize = 48;
+const _: () = assert!(STEP_MARGIN > MAX_SEARCH_WORDS);
 
 /// `IOCB_NOWAIT` of `include/linux/fs.h`, which bindgen leaves out (its definition casts):
 /// `RWF_NOWAIT` of the uapi's `linux/fs.h`, whose value is ABI.

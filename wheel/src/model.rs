@@ -32,7 +32,7 @@
 use crate::wheel::rng::Rng;
 use crate::wheel::{
     Advanced, Clock, Config, Error, Expired, Handle, NextExpiry, Scheme, SchemeKind, Work,
-    LIST_LOOK_LIMIT, MAX_INTERVAL,
+    LIST_LOOK_LIMIT, MAX_INTERVAL, MAX_SEARCH_WORDS,
 };
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::format;
@@ -624,7 +624,7 @@ impl<'a, W: Scheme, C: Fn(&W)> Driver<'a, W, C> {
         let limit = self.rng.within(0, 4) as usize;
         let mut work = Work::new(limit);
         let nb = w.next_work_within(&mut work);
-        if !lower_bound(nb) || work.done() > limit.max(1) {
+        if !lower_bound(nb) || self.overspent(work.done(), limit) {
             self.diverge(&format!(
                 "next_work_within({limit}) {nb:?} spending {}, model earliest {:?}",
                 work.done(),
@@ -757,6 +757,18 @@ impl<'a, W: Scheme, C: Fn(&W)> Driver<'a, W, C> {
         self.compare();
     }
 
+    /// Whether a bounded call spent more than its `limit` allows: one unit at least, and a step
+    /// begun may run to its end (a search of the occupancy bitmap, in the wheels that have one).
+    fn overspent(&self, done: usize, limit: usize) -> bool {
+        let step = match self.w.kind() {
+            SchemeKind::BasicWheel | SchemeKind::HashedSorted | SchemeKind::HashedUnsorted => {
+                MAX_SEARCH_WORDS
+            }
+            _ => 0,
+        };
+        done > limit.max(1).saturating_add(step)
+    }
+
     /// Raises the bound behind next work after a stop: never to an earlier answer, and the
     /// invariants hold after it (next work staying a lower bound is `compare`'s to check).
     fn tighten(&mut self) {
@@ -771,7 +783,7 @@ impl<'a, W: Scheme, C: Fn(&W)> Driver<'a, W, C> {
             (Some(b), Some(a)) => a.wrapping_sub(now) >= b.wrapping_sub(now),
             (b, a) => b == a,
         };
-        if !later || work.done() > limit.max(1) {
+        if !later || self.overspent(work.done(), limit) {
             self.diverge(&format!(
                 "tighten spending {}: next work {before:?} before, {after:?} after",
                 work.done()

@@ -20,6 +20,11 @@ const WORD_BITS: u32 = u64::BITS;
 /// The most levels: enough for `u32::MAX` bits (64^6 > 2^32).
 const MAX_LEVELS: usize = 6;
 
+/// The most words one search for the next busy slot reads (`Occupancy::next_set_counted`):
+/// up and down every level, twice (the second search from bit 0, once the first found nothing
+/// before the end). 22 for the most levels; 14 for the four of 2^24 slots.
+pub const MAX_SEARCH_WORDS: usize = 2 * (2 * MAX_LEVELS - 1);
+
 /// One bit per wheel slot, set while the slot's list is not empty, with its summary levels.
 ///
 /// # Invariants
@@ -112,12 +117,21 @@ impl<S: Storage> Occupancy<S> {
     /// The first set bit at or after `from`, going on from bit 0 past the last one and so
     /// wrapping round to just before `from`; `None` if no bit is set. At most two searches of
     /// a few word reads each, one a level up and down.
+    #[cfg(test)]
     pub(super) fn next_set(&self, from: u32) -> Option<u32> {
-        self.first_from(from).or_else(|| self.first_from(0))
+        self.next_set_counted(from, &mut 0)
     }
 
-    /// The first set bit at or after `from`, without wrapping.
-    fn first_from(&self, from: u32) -> Option<u32> {
+    /// [`Self::next_set`], adding the words it reads to `reads`: at most `2 * levels - 1` for
+    /// each of its two searches (14 in all for the four levels of 2^24 bits), so that a caller
+    /// under a work budget can charge them.
+    pub(super) fn next_set_counted(&self, from: u32, reads: &mut usize) -> Option<u32> {
+        self.first_from(from, reads)
+            .or_else(|| self.first_from(0, reads))
+    }
+
+    /// The first set bit at or after `from`, without wrapping; the words read added to `reads`.
+    fn first_from(&self, from: u32, reads: &mut usize) -> Option<u32> {
         // Up: the first level whose word at the position, masked below it, is not 0; the
         // position a level up is the next word's.
         let mut level = 0;
@@ -127,6 +141,7 @@ impl<S: Storage> Occupancy<S> {
             if level == self.levels || self.starts[level] + w >= self.starts[level + 1] {
                 return None;
             }
+            *reads += 1;
             let word = self.words[self.starts[level] + w] & (u64::MAX << (at % WORD_BITS));
             if word != 0 {
                 break w as u32 * WORD_BITS + word.trailing_zeros();
@@ -138,6 +153,7 @@ impl<S: Storage> Occupancy<S> {
         let mut bit = found;
         while level > 0 {
             level -= 1;
+            *reads += 1;
             let word = self.words[self.starts[level] + bit as usize];
             bit = bit * WORD_BITS + word.trailing_zeros();
         }

@@ -443,6 +443,7 @@ use core::num::NonZeroU64;
 use core::ops::DerefMut;
 
 pub use arena::MAX_CAPACITY;
+pub use bitmap::MAX_SEARCH_WORDS;
 
 /// The most a hashed wheel's [`Scheme::next_work`] looks at (schemes 5 and 6), in busy slots
 /// and (scheme 6) groups of 64 slots: beyond them it answers the tick of the next slot not
@@ -515,7 +516,9 @@ pub enum Error {
 ///
 /// Every bounded operation makes progress (at least one unit) even when the budget is spent,
 /// so that a caller looping on it always terminates; it may overshoot the limit by at most
-/// one unit (scheme 3: by one heap sift, at most `log2(n)` swaps).
+/// one step: a unit; one heap sift (scheme 3: at most `log2(n)` swaps); or (schemes 4 to 6) a
+/// search for the next busy slot, a unit for each word of the occupancy bitmap it reads (at
+/// most [`MAX_SEARCH_WORDS`]) besides the unit of what it finds there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Work {
     limit: usize,

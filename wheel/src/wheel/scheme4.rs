@@ -161,16 +161,23 @@ impl<S: Storage> BasicWheel<S> {
     }
 
     fn next_busy(&self, work: &mut Work) -> Option<u64> {
-        work.spend(1);
-        self.earliest()
+        self.earliest_within(work)
     }
 
     /// The earliest pending deadline: the first busy slot after the cursor.
     fn earliest(&self) -> Option<u64> {
+        self.earliest_within(&mut Work::unlimited())
+    }
+
+    /// [`Self::earliest`], charging `work` a unit for the slot found (its word of the occupancy
+    /// bitmap and its list's head) and one for each other word of the bitmap read to find it.
+    fn earliest_within(&self, work: &mut Work) -> Option<u64> {
         // Distances grow from 1 just past the cursor to a whole turn on the cursor itself, so
         // the first busy slot from there on holds the earliest deadlines.
-        let slot = self.slots.next_busy(self.slot_after(1))?;
-        let head = self.slots.list(slot).head;
+        let mut reads = 0;
+        let slot = self.slots.next_busy_counted(self.slot_after(1), &mut reads);
+        work.spend(reads.max(1));
+        let head = self.slots.list(slot?).head;
         Some(self.arena.entry(head).deadline)
     }
 }
@@ -187,6 +194,16 @@ impl<S: Storage> Scheme for BasicWheel<S> {
 
     fn next_work(&self) -> Option<u64> {
         self.arena.tick_under_way().or_else(|| self.earliest())
+    }
+
+    fn next_work_within(&self, work: &mut Work) -> Option<u64> {
+        match self.arena.tick_under_way() {
+            Some(tick) => {
+                work.spend(1);
+                Some(tick)
+            }
+            None => self.earliest_within(work),
+        }
     }
 
     fn next_expiry(&self) -> NextExpiry {

@@ -307,13 +307,21 @@ impl<S: Storage> HashedSorted<S> {
 
     /// Looks at the heads of the busy slots the clock reaches `k..=end` ticks from now, in
     /// that order, lowering `best` (the earliest deadline seen), a unit of `work` each (the
-    /// first whatever the budget while nothing is seen yet), until nothing farther can be
+    /// first whatever the budget while nothing is seen yet) and one for each word of the
+    /// occupancy bitmap read to find it beyond its own, until nothing farther can be
     /// earlier ([`Scan::Whole`]), `work` runs out before the next busy slot
     /// ([`Scan::Cut`], its distance), or no slot is busy ([`Scan::Empty`]).
     fn scan(&self, mut k: u64, end: u64, best: &mut Option<u64>, work: &mut Work) -> Scan {
         let now = self.arena.now();
         while k <= end {
-            let Some(slot) = self.slots.next_busy(self.slot_of(now.wrapping_add(k))) else {
+            // The bitmap's words read to find it beyond the slot's own are charged now; the
+            // slot's unit below.
+            let mut reads = 0;
+            let next = self
+                .slots
+                .next_busy_counted(self.slot_of(now.wrapping_add(k)), &mut reads);
+            work.spend(reads.saturating_sub(1));
+            let Some(slot) = next else {
                 return Scan::Empty;
             };
             let distance = self.distance(slot);

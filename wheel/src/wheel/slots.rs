@@ -142,8 +142,15 @@ impl<S: Storage> Slots<S> {
     }
 
     /// The first busy slot at or after `from`, wrapping round; `None` if every slot is empty.
+    #[cfg(test)]
     pub(super) fn next_busy(&self, from: u32) -> Option<u32> {
         self.occupied.next_set(from)
+    }
+
+    /// [`Self::next_busy`], adding the occupancy words it reads to `reads` (a few for each
+    /// level of the bitmap: see `Occupancy::next_set_counted`), for the caller to charge.
+    pub(super) fn next_busy_counted(&self, from: u32, reads: &mut usize) -> Option<u32> {
+        self.occupied.next_set_counted(from, reads)
     }
 
     /// Occupancy word `w`: the bits of slots `64 w .. 64 w + 64` (scheme 7's level `w`).
