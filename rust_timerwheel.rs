@@ -14,7 +14,7 @@
 //!                                      │                             ├─ Ring of expiry records
 //!                                      │                             └─ statistics
 //!                                      ├─ timer: HrTimer (real clock, absolute, soft mode)
-//!                                      ├─ readable: PollCondVar (readers, poll)
+//!                                      ├─ readable: PollCondVarBox (readers, poll)
 //!                                      └─ slow_free: CondVar (operations spanning holds)
 //! ```
 //!
