@@ -80,7 +80,10 @@ else
 	ktap_test_fail "insmod refuses hold_work=64"
 fi
 
-# 3. insmod creates the device node.
+# 3. insmod creates the device node. A mark in the kernel's log first: check 4 reads the KUnit
+# lines of this load only, after it, not those an earlier load left in the log.
+kunit_mark="timerwheel.sh $$: insmod at $(date +%s.%N)"
+echo "<7>$kunit_mark" >/dev/kmsg
 if insmod "$KO" && [ -c /dev/timerwheel ]; then
 	ktap_test_pass "insmod creates /dev/timerwheel"
 else
@@ -89,14 +92,19 @@ else
 	exit "$KSFT_FAIL"
 fi
 
-# 4. The module's KUnit suites run at insmod (when KUnit is enabled) and pass.
-kunit=$(dmesg | grep -a '# rust_timerwheel[a-z_]*: pass:' | tail -n 1)
-if [ -z "$kunit" ]; then
+# 4. The module's KUnit suites run at insmod (when KUnit is enabled) and pass: their result
+# lines after the mark of check 3.
+kunit_lines=$(dmesg | awk -v m="$kunit_mark" 'on; index($0, m) { on = 1 }' |
+	grep -a '# rust_timerwheel[a-z_]*: pass:')
+kunit=$(tail -n 1 <<<"$kunit_lines")
+if ! dmesg | grep -qaF "$kunit_mark"; then
+	ktap_test_fail "KUnit suite: the mark written to /dev/kmsg is not in the kernel's log"
+elif [ -z "$kunit" ]; then
 	ktap_test_skip "KUnit suite rust_timerwheel did not run (boot with kunit.enable=1 kunit.autorun=1)"
-elif ! dmesg | grep -a '# rust_timerwheel[a-z_]*: pass:' | grep -qv ' fail:0 '; then
+elif ! grep -qv ' fail:0 ' <<<"$kunit_lines"; then
 	ktap_test_pass "KUnit suite ${kunit#*# }"
 else
-	ktap_test_fail "KUnit suite: $(dmesg | grep -a '# rust_timerwheel[a-z_]*: pass:' | grep -v ' fail:0 ' | tail -n 1)"
+	ktap_test_fail "KUnit suite: $(grep -v ' fail:0 ' <<<"$kunit_lines" | tail -n 1)"
 fi
 
 # 5. modinfo fields.
