@@ -287,11 +287,16 @@ ktap_programs=(timerwheel_test timerwheel_citizen timerwheel.sh)
 # own test kernel, and fails. An
 # extended regex matched against the skip's line, whose reason it holds:
 #   "not slow enough"            citizen: SKIP_IF_UNSIGNALLED (the ioctl ended before the
-#                                signal, or the signal came before it began), the reset and the
-#                                batch that ended before a signal could be sent; timerwheel_test:
-#                                2^20 ticks advanced before a signal could be sent
-#   "the guest stalled"          citizen: a stall of 500 ms between a set and its unset, or a
-#                                tick passing during each of ten batches of 49 sets
+#                                signal, or the signal came before it began), the reset, batch
+#                                or ADVANCE that ended before a signal could be sent, a read or
+#                                CONFIGURE during which the flooder sent no signal;
+#                                timerwheel_test: 2^20 ticks advanced before a signal could be
+#                                sent
+#   "the guest stalled"          citizen: a stall of 500 ms between a set and its unset, a tick
+#                                passing during each of ten batches of 49 sets, callouts that
+#                                may have come due meanwhile, a watchdog that had to end a long
+#                                call; timerwheel_test: the real clock lagging more than half
+#                                scheme 4's wheel
 ktap_speed_skips='not slow enough|the guest stalled'
 
 # check_ktap OUTPUT: the KTAP of `make run_tests`. Each program of ktap_programs must have a
