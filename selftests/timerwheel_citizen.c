@@ -2847,6 +2847,37 @@ static void begin_long_batch(struct __test_metadata *_metadata, int fd, struct l
 }
 
 /*
+ * begin_long_batch() of a batch `b` of TW_MAX_BATCH sets later than all `before` callouts
+ * outstanding (each walks the whole list), the first due `far` ticks from now; `a` runs it.
+ * Returns its operations, for end_walking_batch() to free.
+ */
+static struct tw_op *begin_walking_batch(struct __test_metadata *_metadata, int fd,
+					 struct long_advance *a, struct tw_batch *b,
+					 pthread_t *ender, __u64 far, __u64 before)
+{
+	struct tw_op *ops = calloc(TW_MAX_BATCH, sizeof(*ops));
+	__u64 i;
+
+	if (!ops)
+		return NULL;
+	for (i = 0; i < TW_MAX_BATCH; i++)
+		ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = far + i, .b = i };
+	*b = (struct tw_batch){ .ops = (uintptr_t)ops, .count = TW_MAX_BATCH };
+	*a = (struct long_advance){ .advance = { .fd = fd, .cmd = TW_IOC_BATCH, .arg = b } };
+	begin_long_batch(_metadata, fd, a, ender, before);
+	return ops;
+}
+
+/* finish_long_advance() of a batch begin_walking_batch() began. */
+static int end_walking_batch(struct long_advance *a, pthread_t ender, struct tw_op *ops)
+{
+	int during = finish_long_advance(a, ender);
+
+	free(ops);
+	return during;
+}
+
+/*
  * A reset to a bad interval fails at once, with EINVAL, beside a long batch on the same file, on
  * the schemes whose resets may walk and otherwise wait for it (2 and 5): should it wait, the
  * watchdog of long_advance (here ending the batch) stops the batch after PROMPT_NS, and the
@@ -2854,29 +2885,26 @@ static void begin_long_batch(struct __test_metadata *_metadata, int fd, struct l
  */
 TEST_F_TIMEOUT(slow_start, a_bad_reset_fails_at_once_beside_a_batch, 300)
 {
-	struct tw_op *ops = calloc(TW_MAX_BATCH, sizeof(*ops));
-	struct tw_batch b = { .ops = (uintptr_t)ops, .count = TW_MAX_BATCH };
-	struct long_advance a = { .advance = { .fd = self->fd, .cmd = TW_IOC_BATCH, .arg = &b } };
 	struct tw_reset zero = { .ticks = 0 }, inverted = { .ticks = 10, .latest = 9 };
 	struct tw_query q = { 0 };
 	int e_zero, e_inverted, during;
+	struct long_advance a;
+	struct tw_batch b;
+	struct tw_op *ops;
 	pthread_t ender;
-	__u64 h, i, t0, took;
+	__u64 h, t0, took;
 
 	if (self->fd < 0)
 		return;
-	ASSERT_NE(NULL, ops);
 	ASSERT_EQ(0, set_callout(self->fd, SLOW_FAR + 1, 1, &h));
 	zero.handle = inverted.handle = q.handle = h;
-	for (i = 0; i < TW_MAX_BATCH; i++) /* later than all: each walks the whole list */
-		ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = SLOW_FAR + 2 + i, .b = i };
-	begin_long_batch(_metadata, self->fd, &a, &ender, SLOW_N + 1);
+	ops = begin_walking_batch(_metadata, self->fd, &a, &b, &ender, SLOW_FAR + 2, SLOW_N + 1);
+	ASSERT_NE(NULL, ops);
 	t0 = now_ns();
 	e_zero = ioctl(self->fd, TW_IOC_RESET, &zero) ? errno : 0;
 	e_inverted = ioctl(self->fd, TW_IOC_RESET, &inverted) ? errno : 0;
 	took = now_ns() - t0;
-	during = finish_long_advance(&a, ender);
-	free(ops);
+	during = end_walking_batch(&a, ender, ops);
 	if (!a.advance.ret)
 		TW_SKIP(return, "the batch ended by itself: not slow enough here");
 	EXPECT_EQ(EINTR, a.advance.err);
@@ -2926,25 +2954,22 @@ FIXTURE_TEARDOWN(slow_real)
  */
 TEST_F_TIMEOUT(slow_real, an_advance_fails_at_once_beside_a_batch, 300)
 {
-	struct tw_op *ops = calloc(TW_MAX_BATCH, sizeof(*ops));
-	struct tw_batch b = { .ops = (uintptr_t)ops, .count = TW_MAX_BATCH };
-	struct long_advance a = { .advance = { .fd = self->fd, .cmd = TW_IOC_BATCH, .arg = &b } };
-	__u64 one = 1, most = TW_MAX_ADVANCE, i, t0, took;
+	__u64 one = 1, most = TW_MAX_ADVANCE, t0, took;
 	int e_one, e_most, during;
+	struct long_advance a;
+	struct tw_batch b;
+	struct tw_op *ops;
 	pthread_t ender;
 
 	if (self->fd < 0)
 		return;
+	ops = begin_walking_batch(_metadata, self->fd, &a, &b, &ender, REAL_FAR + 1, SLOW_N);
 	ASSERT_NE(NULL, ops);
-	for (i = 0; i < TW_MAX_BATCH; i++) /* later than all: each walks the whole list */
-		ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = REAL_FAR + 1 + i, .b = i };
-	begin_long_batch(_metadata, self->fd, &a, &ender, SLOW_N);
 	t0 = now_ns();
 	e_one = ioctl(self->fd, TW_IOC_ADVANCE, &one) ? errno : 0;
 	e_most = ioctl(self->fd, TW_IOC_ADVANCE, &most) ? errno : 0;
 	took = now_ns() - t0;
-	during = finish_long_advance(&a, ender);
-	free(ops);
+	during = end_walking_batch(&a, ender, ops);
 	if (!a.advance.ret)
 		TW_SKIP(return, "the batch ended by itself: not slow enough here");
 	EXPECT_EQ(EINTR, a.advance.err);
