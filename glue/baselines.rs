@@ -19,7 +19,8 @@
 use kernel::{
     alloc::{
         flags::GFP_KERNEL,
-        KVVec, //
+        KVVec,
+        KVec, //
     },
     bindings, impl_has_hr_timer, new_condvar, new_mutex,
     prelude::*,
@@ -56,14 +57,10 @@ use crate::{
     },
     params::{
         reserve,
-        user_sized,
-        KernelStorage, //
+        user_sized, //
     },
     uapi::*,
-    wheel::{
-        rng::Rng,
-        Storage, //
-    },
+    wheel::rng::Rng,
 };
 
 /// What the teardowns share: the count of those queued and not yet done, and the condition a
@@ -265,9 +262,62 @@ impl<T: Send + 'static> Drop for Deferred<T> {
     }
 }
 
-/// Timers created, reset or cancelled between two offers of the CPU and looks at pending
-/// signals.
+/// Resets timed between two offers of the CPU and looks at pending signals.
 const CHUNK: u64 = 4096;
+
+/// Timers, or their handles, are kept, made and taken down in pieces of this many, with the CPU
+/// offered and pending signals looked at between two pieces ([`Pieces`]): no allocation of a
+/// bench is large, and a piece is a few milliseconds' work in an emulated debug guest, where
+/// each new timer's allocation saves a stack trace (KASAN).
+const PIECE: usize = 128;
+
+/// Up to millions of timers, or their handles, in pieces of [`PIECE`] allocated one by one, so
+/// that a bench answers a signal between two of them (a single buffer of 2^22 `timer_list`s is
+/// hundreds of megabytes, whose allocation cannot be interrupted). Every piece but the last is
+/// full, and a piece is never reallocated: its elements never move.
+struct Pieces<T> {
+    pieces: KVec<KVVec<T>>,
+}
+
+impl<T> Pieces<T> {
+    /// Room for the pieces of `n` elements; the pieces come as they are filled.
+    fn new(n: usize) -> Result<Self> {
+        Ok(Pieces {
+            pieces: KVec::with_capacity(n.div_ceil(PIECE), user_sized())?,
+        })
+    }
+
+    /// Appends `v`, in a new piece when the last one is full.
+    fn push(&mut self, v: T) -> Result {
+        match self.pieces.last_mut() {
+            Some(piece) if piece.len() < PIECE => {
+                // Within the piece's capacity: no allocation.
+                piece.push(v, user_sized())?;
+            }
+            _ => {
+                let mut piece = KVVec::with_capacity(PIECE, user_sized())?;
+                piece.push(v, user_sized())?;
+                // Within the room made by `new`: no allocation.
+                self.pieces.push(piece, user_sized())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Element `i`.
+    fn get(&self, i: usize) -> &T {
+        &self.pieces[i / PIECE][i % PIECE]
+    }
+
+    /// Takes the last piece out; `None` once none is left.
+    fn pop(&mut self) -> Option<KVVec<T>> {
+        self.pieces.pop()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.pieces.is_empty()
+    }
+}
 
 /// A `timer_list` of the timer_list bench. Never expected to fire (all deadlines are far away).
 ///
@@ -290,38 +340,40 @@ fn jiffies() -> u64 {
     unsafe { core::ptr::read_volatile(&raw const bindings::jiffies) as u64 }
 }
 
-/// `n` initialised `timer_list`s in one allocation, shut down synchronously when dropped or
-/// taken down ([`TakeDown`]).
+/// `n` initialised `timer_list`s in [`Pieces`], shut down synchronously when dropped or taken
+/// down ([`TakeDown`]).
 ///
 /// # Invariants
 ///
-/// Every element of `timers` was initialised by `timer_init_key`, and the buffer is never
-/// grown or reallocated, so the timers never move; it only shrinks by truncation, which drops
-/// timers that were never initialised or are shut down, and moves none.
+/// Every timer in `timers` was initialised by `timer_init_key`; the timers never move
+/// ([`Pieces`]).
 struct TimerArray {
-    timers: KVVec<BenchTimer>,
+    pieces: Pieces<BenchTimer>,
 }
 
 // SAFETY: the timers are only ever armed, cancelled and shut down through the timer API, which
-// may be called from any thread; the buffer goes with the array.
+// may be called from any thread; the buffers go with the array.
 unsafe impl Send for TimerArray {}
 
 impl TimerArray {
-    /// The buffer is made as an instance's storage is ([`KernelStorage`]): ENOMEM at once beyond
-    /// the memory available, EINTR on a signal between two chunks; so are its timers
-    /// initialised, [`CHUNK`] at a time.
-    fn new(n: usize) -> Result<Self> {
-        let mut timers =
-            KernelStorage::alloc(n, |_| BenchTimer(Opaque::uninit())).map_err(errno)?;
+    /// ENOMEM at once beyond the memory available ([`reserve`]), as for an instance's storage;
+    /// then the timers are allocated and initialised a piece at a time, and a signal between
+    /// two pieces ends it (EINTR).
+    fn new(n: usize) -> Result<Deferred<Self>> {
+        let grant = reserve(n.saturating_mul(core::mem::size_of::<BenchTimer>())).ok_or(ENOMEM)?;
+        let mut array = Deferred::new(TimerArray {
+            pieces: Pieces::new(n)?,
+        });
         let key = kernel::static_lock_class!();
-        let mut ready = 0;
-        for t in timers.iter() {
-            if interrupted(ready) {
-                break;
+        for i in 0..n {
+            if i % PIECE == 0 && between_holds() {
+                // Dropping the array shuts down the timers made.
+                return Err(EINTR);
             }
-            // SAFETY: `t.0.get()` points to a `timer_list` inside the buffer, which is never
-            // grown or reallocated (type invariant; `truncate` below only drops the timers not
-            // initialised, and moves none) and outlives the timer (see `Drop`).
+            array.pieces.push(BenchTimer(Opaque::uninit()))?;
+            let t = array.pieces.get(i);
+            // SAFETY: `t.0.get()` points to a `timer_list` in a piece, where it never moves
+            // ([`Pieces`]), and which outlives the timer (see `Drop`).
             unsafe {
                 bindings::timer_init_key(
                     t.0.get(),
@@ -331,45 +383,54 @@ impl TimerArray {
                     key.as_ptr(),
                 )
             };
-            ready += 1;
+            // INVARIANT: the timer pushed is initialised before anything can drop it.
         }
-        if ready < n {
-            // The timers not initialised go before the array is made; dropping it shuts down
-            // the others.
-            timers.truncate(ready);
-            // INVARIANT: every timer left was initialised just above.
-            drop(Deferred::new(TimerArray { timers }));
-            return Err(EINTR);
-        }
-        // INVARIANT: every timer was initialised just above.
-        Ok(TimerArray { timers })
+        drop(grant);
+        Ok(array)
     }
 
-    /// `mod_timer` of timer `i`, `ticks` jiffies from now.
-    fn arm(&self, i: usize, ticks: u64) {
-        // SAFETY: timer `i` is initialised (type invariant); `mod_timer` may be called on any
+    /// Timer `i`.
+    fn timer(&self, i: usize) -> Timer<'_> {
+        // INVARIANT: timer `i` is initialised (type invariant), and stays so while the array is
+        // borrowed.
+        Timer(self.pieces.get(i))
+    }
+}
+
+/// A timer of a [`TimerArray`], borrowed from it.
+///
+/// # Invariants
+///
+/// The timer is initialised and stays so while borrowed.
+#[derive(Clone, Copy)]
+struct Timer<'a>(&'a BenchTimer);
+
+impl Timer<'_> {
+    /// `mod_timer`, `ticks` jiffies from now.
+    fn arm(self, ticks: u64) {
+        // SAFETY: the timer is initialised (type invariant); `mod_timer` may be called on any
         // initialised timer, pending or not.
-        unsafe { bindings::mod_timer(self.timers[i].0.get(), (jiffies() + ticks) as usize) };
+        unsafe { bindings::mod_timer(self.0 .0.get(), (jiffies() + ticks) as usize) };
     }
 
-    /// `timer_delete` of timer `i`.
-    fn disarm(&self, i: usize) {
-        // SAFETY: timer `i` is initialised (type invariant).
-        unsafe { bindings::timer_delete(self.timers[i].0.get()) };
+    /// `timer_delete`.
+    fn disarm(self) {
+        // SAFETY: the timer is initialised (type invariant).
+        unsafe { bindings::timer_delete(self.0 .0.get()) };
     }
 }
 
 impl TakeDown for TimerArray {
     fn take_down_some(&mut self) -> bool {
-        let left = self.timers.len().saturating_sub(CHUNK as usize);
-        for t in &self.timers[left..] {
-            // SAFETY: `t` is initialised (type invariant). After `timer_shutdown_sync` it is
-            // neither pending nor running, so its memory may be freed.
-            unsafe { bindings::timer_shutdown_sync(t.0.get()) };
+        if let Some(piece) = self.pieces.pop() {
+            for t in piece.iter() {
+                // SAFETY: `t` is initialised (type invariant). After `timer_shutdown_sync` it is
+                // neither pending nor running, so its memory may be freed.
+                unsafe { bindings::timer_shutdown_sync(t.0.get()) };
+            }
+            // INVARIANT: only the piece's timers go, shut down; the others stay initialised.
         }
-        // INVARIANT: only the timers shut down go; the others stay initialised.
-        self.timers.truncate(left);
-        left == 0
+        self.pieces.is_empty()
     }
 }
 
@@ -381,9 +442,9 @@ impl Drop for TimerArray {
     }
 }
 
-/// Offers the CPU and checks for a pending signal every so many timers created.
+/// Offers the CPU and checks for a pending signal every [`PIECE`] timers armed.
 fn interrupted(i: usize) -> bool {
-    i % CHUNK as usize == CHUNK as usize - 1 && between_holds()
+    i % PIECE == PIECE - 1 && between_holds()
 }
 
 /// The timer_list bench made and ready: `n` pending `timer_list`s and one more, which
@@ -403,15 +464,17 @@ impl TimerListBench {
     /// Makes and arms the timers of `b` (TW_BENCH_TIMER_LIST or TW_BENCH_TIMER_LIST_MOD).
     pub(crate) fn new(b: &tw_bench) -> Result<Self> {
         let n = b.n as usize;
-        let timers = Deferred::new(TimerArray::new(n + 1)?);
+        let timers = TimerArray::new(n + 1)?;
         let mut rng = Rng::new(b.seed);
         for i in 0..n {
             if interrupted(i) {
                 return Err(EINTR);
             }
-            timers.arm(i, rng.within(b.min_ticks / 2, b.min_ticks / 2));
+            timers
+                .timer(i)
+                .arm(rng.within(b.min_ticks / 2, b.min_ticks / 2));
         }
-        timers.arm(n, rng.within(b.min_ticks, b.spread));
+        timers.timer(n).arm(rng.within(b.min_ticks, b.spread));
         Ok(TimerListBench {
             timers,
             rng,
@@ -432,11 +495,13 @@ impl TimerListBench {
             min_ticks,
             spread,
         } = self;
+        // Looked up once: the timed loop is `mod_timer` (after `timer_delete`) and nothing else.
+        let timer = timers.timer(*reset);
         timed_in_chunks(k, || {
             if !*in_place {
-                timers.disarm(*reset);
+                timer.disarm();
             }
-            timers.arm(*reset, rng.within(*min_ticks, *spread));
+            timer.arm(rng.within(*min_ticks, *spread));
         })
     }
 
@@ -515,7 +580,7 @@ impl HrTimerBench {
         let each = core::mem::size_of::<BenchHrTimer>() + 3 * core::mem::size_of::<usize>();
         let grant = reserve(n.saturating_mul(each)).ok_or(ENOMEM)?;
         let mut rng = Rng::new(b.seed);
-        let mut pending = Deferred::new(Chunked(KVVec::with_capacity(n, user_sized())?));
+        let mut pending = Deferred::new(Chunked(Pieces::new(n)?));
         for i in 0..n {
             if interrupted(i) {
                 return Err(EINTR);
@@ -525,8 +590,7 @@ impl HrTimerBench {
                 user_sized(),
             )?;
             let d = bench_hr_delta(rng.within(b.min_ticks / 2, b.min_ticks / 2));
-            // Within the capacity reserved above: no allocation.
-            pending.0.push(t.start(d), user_sized())?;
+            pending.0.push(t.start(d))?;
         }
         drop(grant);
         let extra = Arc::pin_init(
@@ -625,13 +689,13 @@ impl LinuxBench {
     }
 }
 
-/// A vector of up to millions of timer handles, dropped (each timer cancelled) a chunk at a
-/// time, with the CPU offered in between, on every way out of the bench.
-struct Chunked<T>(KVVec<T>);
+/// Up to millions of timer handles, dropped (each timer cancelled) a piece at a time, with
+/// the CPU offered in between, on every way out of the bench.
+struct Chunked<T>(Pieces<T>);
 
 impl<T> TakeDown for Chunked<T> {
     fn take_down_some(&mut self) -> bool {
-        self.0.truncate(self.0.len().saturating_sub(CHUNK as usize));
+        drop(self.0.pop());
         self.0.is_empty()
     }
 }
