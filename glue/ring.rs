@@ -2,13 +2,13 @@
 
 //! The ring of expiry records that read(2) returns, and how a fired callout becomes one.
 
-use kernel::{
-    alloc::KVVec,
-    prelude::*, //
-};
+use kernel::prelude::*;
 
 use crate::{
-    params::KernelStorage,
+    params::{
+        Buffer,
+        KernelStorage, //
+    },
     uapi::*,
     wheel::{
         callout::{
@@ -29,7 +29,7 @@ use crate::{
 ///
 /// `head < buf.len()` (or `buf` is empty) and `len <= buf.len()`.
 pub(crate) struct Ring {
-    buf: KVVec<tw_fired>,
+    buf: Buffer<tw_fired>,
     head: usize,
     len: usize,
 }
@@ -38,7 +38,7 @@ impl Ring {
     /// A ring that holds nothing (before configuration).
     pub(crate) fn empty() -> Self {
         Ring {
-            buf: KVVec::new(),
+            buf: Buffer::new(),
             head: 0,
             len: 0,
         }
