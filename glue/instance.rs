@@ -533,10 +533,10 @@ impl Instance {
         let (mut r, mut w) = user_at(addr, len).reader_writer();
         // Read every operation once, before running any: a bad pointer runs nothing. The copy
         // is sized by the caller (up to TW_MAX_BATCH operations): charged to its memory cgroup.
-        let mut ops = KVVec::with_capacity(count, user_sized())?;
-        for _ in 0..count {
-            ops.push(r.read::<tw_op>()?, user_sized())?;
-        }
+        // One copy of the whole array: 65,536 copies of one operation each took some 0.25 s in
+        // an emulated debug guest, with no look at pending signals.
+        let mut ops = KVVec::from_elem(tw_op::default(), count, user_sized())?;
+        r.read_slice(ops.as_mut_slice().as_bytes_mut())?;
         // And write them back as they are: an array the results cannot be written to (a
         // read-only mapping) runs nothing either, rather than callouts whose handles are lost.
         user_at(addr, len).writer().write_slice(ops.as_bytes())?;
