@@ -184,6 +184,46 @@ TEST(a_batch_that_cannot_write_its_results_runs_nothing)
 	close(fd);
 }
 
+/*
+ * A batch whose array runs into a page that cannot be read runs nothing either, not even the
+ * operations before that page: the whole array is read before any runs.
+ */
+TEST(a_batch_whose_array_runs_into_an_unreadable_page_runs_nothing)
+{
+	struct tw_batch b = { .count = 4 };
+	struct tw_op *ops;
+	struct tw_stats st;
+	char *pages;
+	int i, fd = tw_open(_metadata);
+
+	if (fd < 0)
+		return;
+	pages = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, pages);
+	/* Three operations at the end of the first page; the fourth crosses into the second. */
+	ops = (struct tw_op *)(pages + 4096 - 3 * sizeof(*ops) - 8);
+	for (i = 0; i < 3; i++)
+		ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = 100 + i, .b = i, .result = 1 };
+	ASSERT_EQ(0, mprotect(pages + 4096, 4096, PROT_NONE));
+	b.ops = (uintptr_t)ops;
+	EXPECT_EQ(-1, ioctl(fd, TW_IOC_BATCH, &b));
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(0, get_stats(fd, &st));
+	EXPECT_EQ(0, st.started);
+	EXPECT_EQ(0, st.outstanding);
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(1, ops[i].result) TH_LOG("op %d was written", i);
+	/* The three within the readable page run. */
+	b.count = 3;
+	EXPECT_EQ(0, ioctl(fd, TW_IOC_BATCH, &b)) TH_LOG("%s", strerror(errno));
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(0, ops[i].result) TH_LOG("op %d", i);
+	ASSERT_EQ(0, get_stats(fd, &st));
+	EXPECT_EQ(3, st.outstanding);
+	munmap(pages, 8192);
+	close(fd);
+}
+
 /* ---- One instance per backend ---------------------------------------------------------------- */
 
 FIXTURE(instance)
