@@ -148,6 +148,33 @@ TEST(bad_pointers_are_efault)
 	close(fd);
 }
 
+/* A batch the module refuses whole with EFAULT, having started nothing. */
+static void expect_batch_refused(struct __test_metadata *_metadata, int fd, struct tw_batch *b)
+{
+	struct tw_stats st;
+
+	EXPECT_EQ(-1, ioctl(fd, TW_IOC_BATCH, b));
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(0, get_stats(fd, &st));
+	EXPECT_EQ(0, st.started);
+	EXPECT_EQ(0, st.outstanding);
+}
+
+/* A batch of sets that runs, every one of them, leaving `outstanding` callouts. */
+static void expect_batch_runs(struct __test_metadata *_metadata, int fd, struct tw_batch *b,
+			      __u64 outstanding)
+{
+	struct tw_op *ops = (struct tw_op *)(uintptr_t)b->ops;
+	struct tw_stats st;
+	__u32 i;
+
+	EXPECT_EQ(0, ioctl(fd, TW_IOC_BATCH, b)) TH_LOG("%s", strerror(errno));
+	for (i = 0; i < b->count; i++)
+		EXPECT_EQ(0, ops[i].result) TH_LOG("op %u", i);
+	ASSERT_EQ(0, get_stats(fd, &st));
+	EXPECT_EQ(outstanding, st.outstanding);
+}
+
 /*
  * A batch whose array can be read but not written (a read-only mapping) runs nothing: were it
  * run, the handles of the callouts it set could not be written back, and those callouts would
@@ -157,7 +184,6 @@ TEST(a_batch_that_cannot_write_its_results_runs_nothing)
 {
 	struct tw_batch b = { .count = 4 };
 	struct tw_op *ops;
-	struct tw_stats st;
 	int i, fd = tw_open(_metadata);
 
 	if (fd < 0)
@@ -168,18 +194,10 @@ TEST(a_batch_that_cannot_write_its_results_runs_nothing)
 		ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = 100 + i, .b = i, .result = 1 };
 	ASSERT_EQ(0, mprotect(ops, 4096, PROT_READ));
 	b.ops = (uintptr_t)ops;
-	EXPECT_EQ(-1, ioctl(fd, TW_IOC_BATCH, &b));
-	EXPECT_EQ(EFAULT, errno);
-	ASSERT_EQ(0, get_stats(fd, &st));
-	EXPECT_EQ(0, st.started);
-	EXPECT_EQ(0, st.outstanding);
+	expect_batch_refused(_metadata, fd, &b);
 	/* Writable again, the same batch runs. */
 	ASSERT_EQ(0, mprotect(ops, 4096, PROT_READ | PROT_WRITE));
-	EXPECT_EQ(0, ioctl(fd, TW_IOC_BATCH, &b)) TH_LOG("%s", strerror(errno));
-	for (i = 0; i < 4; i++)
-		EXPECT_EQ(0, ops[i].result) TH_LOG("op %d", i);
-	ASSERT_EQ(0, get_stats(fd, &st));
-	EXPECT_EQ(4, st.outstanding);
+	expect_batch_runs(_metadata, fd, &b, 4);
 	munmap(ops, 4096);
 	close(fd);
 }
@@ -192,7 +210,6 @@ TEST(a_batch_whose_array_runs_into_an_unreadable_page_runs_nothing)
 {
 	struct tw_batch b = { .count = 4 };
 	struct tw_op *ops;
-	struct tw_stats st;
 	char *pages;
 	int i, fd = tw_open(_metadata);
 
@@ -206,20 +223,12 @@ TEST(a_batch_whose_array_runs_into_an_unreadable_page_runs_nothing)
 		ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = 100 + i, .b = i, .result = 1 };
 	ASSERT_EQ(0, mprotect(pages + 4096, 4096, PROT_NONE));
 	b.ops = (uintptr_t)ops;
-	EXPECT_EQ(-1, ioctl(fd, TW_IOC_BATCH, &b));
-	EXPECT_EQ(EFAULT, errno);
-	ASSERT_EQ(0, get_stats(fd, &st));
-	EXPECT_EQ(0, st.started);
-	EXPECT_EQ(0, st.outstanding);
+	expect_batch_refused(_metadata, fd, &b);
 	for (i = 0; i < 3; i++)
 		EXPECT_EQ(1, ops[i].result) TH_LOG("op %d was written", i);
 	/* The three within the readable page run. */
 	b.count = 3;
-	EXPECT_EQ(0, ioctl(fd, TW_IOC_BATCH, &b)) TH_LOG("%s", strerror(errno));
-	for (i = 0; i < 3; i++)
-		EXPECT_EQ(0, ops[i].result) TH_LOG("op %d", i);
-	ASSERT_EQ(0, get_stats(fd, &st));
-	EXPECT_EQ(3, st.outstanding);
+	expect_batch_runs(_metadata, fd, &b, 3);
 	munmap(pages, 8192);
 	close(fd);
 }
