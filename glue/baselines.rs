@@ -366,7 +366,7 @@ impl TimerArray {
         });
         let key = kernel::static_lock_class!();
         for i in 0..n {
-            if i % PIECE == 0 && between_holds() {
+            if interrupted(i) {
                 // Dropping the array shuts down the timers made.
                 return Err(EINTR);
             }
@@ -442,7 +442,7 @@ impl Drop for TimerArray {
     }
 }
 
-/// Offers the CPU and checks for a pending signal every [`PIECE`] timers armed.
+/// Offers the CPU and checks for a pending signal every [`PIECE`] timers made or armed.
 fn interrupted(i: usize) -> bool {
     i % PIECE == PIECE - 1 && between_holds()
 }
