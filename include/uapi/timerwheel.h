@@ -243,10 +243,12 @@ struct tw_timeout {
  * sorted list did); among those due on the same tick, the one set first. The walk of a long
  * hash chain (many duplicates) goes on over several holds of the instance's lock, each of at
  * most hold_work entries; callouts set meanwhile are not looked at. The walk starts again from
- * the chain's head once at most: when the match it would cancel fires, or a TW_IOC_RESET (from
- * another thread) moves one of its matches. After that it goes on, and a match reset meanwhile
- * is compared at its new deadline with the best so far, so that another thread's resets cannot
- * keep it walking.
+ * the chain's head once: when the match it would cancel fires, or a TW_IOC_RESET (from another
+ * thread) moves one of its matches. After that it goes on, and a match reset meanwhile is
+ * compared at its new deadline with the best so far; should the best fire and nothing after it
+ * match, the walk goes back to the head a last time and cancels the first match it meets there
+ * (set meanwhile or not), so that neither firings nor another thread's resets or new callouts
+ * can keep it walking: it ends within three walks of the chain.
  * Errors: ENOENT  no outstanding callout has this (func, arg)
  *         EINTR   a signal came during a long walk, or while the call waited for another
  *                 long operation on the same file: nothing was cancelled

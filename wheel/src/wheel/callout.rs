@@ -223,12 +223,14 @@ pub struct Callouts<S: Storage, T = AnyScheme<S>> {
 /// at its deadline when compared or, reset since, at its new one; but once the walk has gone
 /// back to the head, a reset best stays the best.
 ///
-/// The walk goes back to the chain's head once at most: the first time `best` goes (fired or
-/// cancelled between two calls) or a match is reset, every match to be compared again. After
-/// that a `best` that goes leaves the walk going on from `at` (`lost`), returning to the head
-/// only if nothing after `at` matches, and a reset match is compared at its new deadline with
-/// `best` where it stands: callouts that fire one by one while a long chain is walked, or
-/// another thread resetting matches all through it, cannot keep it walking.
+/// The walk goes back to the chain's head twice at most. The first time `best` goes (fired or
+/// cancelled between two calls) or a match is reset, every match is to be compared again. After
+/// that a `best` that goes leaves the walk going on from `at` (`lost`), and a reset match is
+/// compared at its new deadline with `best` where it stands; only if nothing after `at` matches
+/// does the walk go back to the head a last time (`settling`), to cancel the first match it meets
+/// there, whatever its deadline. Callouts that fire one by one while a long chain is walked, or
+/// another thread resetting matches all through it or setting new ones, cannot keep it walking:
+/// it ends within three passes of the chain.
 #[derive(Clone, Copy, Debug)]
 struct Search {
     func: u64,
@@ -243,6 +245,9 @@ struct Search {
     /// Whether a best match went since the walk last left the chain's head, the walk going on
     /// from where it was.
     lost: bool,
+    /// Whether the walk went back to the head a last time, and cancels the first match it
+    /// meets (`best`, set only by the walk, and cancelled in the hold that sets it).
+    settling: bool,
 }
 
 impl<S: Storage> Callouts<S> {
@@ -385,9 +390,10 @@ impl<S: Storage, T: Scheme> Callouts<S, T> {
     /// not looked at, unless the one that would have been cancelled went: the walk then starts
     /// again from the chain's head, the first time; after that it goes on among the callouts
     /// after where it was, and cancels the one due first among those, going back to the head
-    /// only if none matches, so that callouts firing one by one during a long walk cannot keep
-    /// it walking); [`Error::NotFound`] if there is none. A [`Callouts::reset`] of one of
-    /// the matches meanwhile sends the walk back to the chain's head. A call with another key, or
+    /// only if none matches, a last time, to cancel the first match it meets there, so that
+    /// callouts firing one by one during a long walk, or set anew, cannot keep it walking);
+    /// [`Error::NotFound`] if there is none. A [`Callouts::reset`] of one of the matches
+    /// meanwhile sends the walk back to the chain's head, the first time. A call with another key, or
     /// [`Callouts::abandon_untimeout`], drops a walk in progress.
     pub fn untimeout_within(
         &mut self,
@@ -407,12 +413,13 @@ impl<S: Storage, T: Scheme> Callouts<S, T> {
                 best: NIL,
                 restarted: false,
                 lost: false,
+                settling: false,
             },
         };
         let now = self.scheme.now();
         let mut first = true;
         loop {
-            while s.at != NIL {
+            while s.at != NIL && !(s.settling && s.best != NIL) {
                 if work.is_spent() && !first {
                     self.search = Some(s);
                     return Ok(None);
@@ -429,11 +436,13 @@ impl<S: Storage, T: Scheme> Callouts<S, T> {
                 }
                 s.at = slot.next;
             }
-            if s.best != NIL || !s.lost {
+            if s.best != NIL || !s.lost || s.settling {
                 break;
             }
-            // A best match went, and nothing after it matched: what is left is before it.
+            // A best match went, and nothing after it matched: what is left is before it, and
+            // the first match met from the head is cancelled (see `Search`).
             s.lost = false;
+            s.settling = true;
             s.at = self.chain(func, arg);
         }
         if s.best == NIL {
@@ -494,10 +503,11 @@ impl<S: Storage, T: Scheme> Callouts<S, T> {
     /// `untimeout` in progress: what the walk compared against its old deadline may compare
     /// otherwise against the new one, before or after where it stands. The first time, the
     /// walk goes back to its chain's head; after that the match is compared with the best
-    /// where the walk stands (see [`Search`]), so that resets cannot keep it walking.
+    /// where the walk stands, and, once the walk is settling, not at all (see [`Search`]), so
+    /// that resets cannot keep it walking.
     #[cold]
     fn search_sees_reset(&mut self, mut s: Search, idx: u32) {
-        if !(self.is_legacy(idx) && self.slots[idx as usize].is(s.func, s.arg)) {
+        if s.settling || !(self.is_legacy(idx) && self.slots[idx as usize].is(s.func, s.arg)) {
             return;
         }
         if !s.restarted {
@@ -701,8 +711,8 @@ impl<S: Storage, T: Scheme> Callouts<S, T> {
             }
             if s.best == idx {
                 // INVARIANT: the best match went; what it beat may now be the best, looked at
-                // again from the chain's head once, and after that only if nothing after `at`
-                // matches (see `Search`).
+                // again from the chain's head once, and after that, for a last time, only if
+                // nothing after `at` matches (see `Search`).
                 s.best = NIL;
                 match s.restarted {
                     false => {
@@ -729,6 +739,7 @@ mod tests {
     use super::*;
     use crate::HostStorage;
     use std::format;
+    use std::vec;
     use std::vec::Vec;
 
     fn callouts(capacity: u32, start: u64) -> Callouts<HostStorage> {
@@ -994,6 +1005,83 @@ mod tests {
         // And the walk cancelled a duplicate that had not fired: every other one fires.
         let rest: usize = (0..=n).map(|_| step(&mut c).len()).sum();
         assert_eq!(rest as u64 + fired as u64 + 1, n);
+    }
+
+    /// `tail` callouts of other keys on the chain of `(5, 6)`, armed `far` ticks away: set
+    /// before the matches, they are the tail a walk of `untimeout(5, 6)` takes long over.
+    fn tail_of_other_keys(c: &mut Callouts<HostStorage>, tail: usize, far: u64) {
+        let mut set = 0;
+        for arg in 7.. {
+            if set == tail {
+                break;
+            }
+            if c.bucket(5, arg) == c.bucket(5, 6) {
+                c.timeout(5, arg, far).unwrap();
+                set += 1;
+            }
+        }
+    }
+
+    /// Matches due one after another, ahead of a long tail of other keys, firing while the
+    /// walk is on the tail: the walk goes back to the head once when its best fires, goes on
+    /// when the next best fires, and, nothing after it matching, goes back a last time and
+    /// cancels the first match it meets. Sent back each time its best fired, it kept walking
+    /// the tail for as long as the matches lasted.
+    #[test]
+    fn untimeout_ends_while_its_matches_fire_during_a_walk_of_other_keys() {
+        let (tail, matches) = (400, 200);
+        let mut c = callouts(1024, 0);
+        tail_of_other_keys(&mut c, tail, 5000);
+        // The oldest due first: one every 5 ticks, the last on tick 1000.
+        let h: Vec<Handle> = (1..=matches as u64)
+            .map(|k| c.timeout(5, 6, 5 * k).unwrap())
+            .collect();
+        let pass = (tail + matches) / 8 + 1;
+        let mut fired = 0;
+        let calls = untimeout_in_steps(&mut c, 5, 6, 8, |c, k| {
+            assert!(
+                k <= 3 * pass,
+                "still walking after {k} calls, {fired} fired"
+            );
+            fired += step(c).len();
+        })
+        .unwrap();
+        assert!(fired >= 10, "{fired} fired: the walk did not outlast them");
+        assert!(calls <= 3 * pass, "{calls} calls");
+        let left = h.iter().filter(|&&h| c.deadline(h).is_some()).count();
+        assert_eq!(left, matches - fired - 1, "one cancelled, {fired} fired");
+        // The first met from the head: the newest, due last.
+        assert_eq!(c.deadline(h[matches - 1]), None);
+    }
+
+    /// Another caller setting new matches at the head of a long chain while the walk is on its
+    /// tail, and the two matches there firing: the walk ends, cancelling one of the new
+    /// ones, where it went back to the head each time its best fired, for as long as the new
+    /// ones came.
+    #[test]
+    fn untimeout_ends_while_another_caller_sets_matches_during_a_walk_of_other_keys() {
+        let tail = 400;
+        let mut c = callouts(4096, 0);
+        tail_of_other_keys(&mut c, tail, 100_000);
+        let mut set = vec![c.timeout(5, 6, 5).unwrap(), c.timeout(5, 6, 8).unwrap()];
+        let pass = (tail + 2) / 8 + 1;
+        let mut fired = Vec::new();
+        let calls = untimeout_in_steps(&mut c, 5, 6, 8, |c, k| {
+            assert!(k <= 3 * pass, "still walking after {k} calls");
+            fired.extend(step(c).iter().map(|f| f.handle));
+            if k % 5 == 0 {
+                set.push(c.timeout(5, 6, 10).unwrap());
+            }
+        })
+        .unwrap();
+        assert!(calls <= 3 * pass, "{calls} calls");
+        assert!(fired.len() >= 2, "{} fired", fired.len());
+        // Every match fired, is outstanding, or is the one cancelled.
+        let cancelled = set
+            .iter()
+            .filter(|&h| c.deadline(*h).is_none() && !fired.contains(h))
+            .count();
+        assert_eq!(cancelled, 1, "{} set, {} fired", set.len(), fired.len());
     }
 
     #[test]
