@@ -9,8 +9,9 @@
 # Oopses, panics, the lockup detectors' reports (soft lockup, hard LOCKUP, hung task, RCU
 # stall), kCFI failures, hardened usercopy's, list debugging's and debug objects' reports, the
 # OOM killer, failed KUnit cases, and (in DMESG or in the contents of
-# /sys/kernel/debug/kmemleak saved as KMEMLEAK) kmemleak reports. Prints what it found, each
-# line with its kind.
+# /sys/kernel/debug/kmemleak saved as KMEMLEAK) kmemleak reports, and kmemleak disabling itself
+# (on an internal error, such as running out of its object pool: the leaks after it would go
+# unseen). Prints what it found, each line with its kind.
 #
 # Exit status: 0 when clean, 1 on any report or a missing log, 2 on bad usage.
 set -uo pipefail
@@ -60,6 +61,7 @@ patterns=(
 	'panic|Kernel panic'
 	'Rust panic|panicked at '                   # the kernel crate's panic handler, before its BUG()
 	'kmemleak|unreferenced object 0x'
+	'kmemleak off|kmemleak: Kernel memory leak detector disabled' # out of its pool: no more checks
 	'UBSAN|UBSAN: '
 	'CFI|CFI failure at '                       # kCFI: an indirect call to a function of another type
 	'usercopy|usercopy: Kernel memory (exposure|overwrite) attempt'

@@ -133,6 +133,7 @@ dmesg_reports=(
 	'ODEBUG: free active (active state 0) object: ffff888012345678 object type: hrtimer hint: 0x0'
 	'timerwheel_citi invoked oom-killer: gfp_mask=0x402cc2(GFP_KERNEL_ACCOUNT|__GFP_HIGHMEM|__GFP_NOWARN), order=0, oom_score_adj=0'
 	'unreferenced object 0xffff888012345678 (size 64):'
+	'kmemleak: Kernel memory leak detector disabled'
 	'    not ok 3 ring_drops_are_counted'
 	'    # rust_timerwheel: not ok 2 instance_tests'
 )
