@@ -155,7 +155,8 @@ enum Command {
     /// the rows of measure "pair"), the log-log slope of the traditional BSD list over its points
     /// with n >= 100, the longest lock hold of each curve, and the wakeups of wakeups.csv. Costs
     /// are medians over the repeats; ratios are taken repeat by repeat, median [min–max], the
-    /// flatness over the repeats `fig9 run` measured back to back at the two n (paired_n).
+    /// flatness over the repeats `fig9 run` measured back to back at the two n (paired_n). An n
+    /// at which fig9.csv has no point of the measure is an error (a `--quick` sweep ends at 1e4).
     Summary(SummaryArgs),
     /// Wakeups per second of idle and sparse instances on the real clock, periodic and tickless.
     ///
@@ -581,7 +582,26 @@ fn cmd_summary(a: &SummaryArgs) -> Result<(), Failure> {
             }
         }
     };
-    let s = summary::summarize(&rows, a.measure.name(), a.small_n, a.large_n);
+    // Each ratio is taken at the two n: an n the sweep did not reach would leave them all n/a.
+    let measure = a.measure.name();
+    for n in [a.small_n, a.large_n] {
+        if !rows.iter().any(|r| r.measure == measure && r.n == n) {
+            let mut have: Vec<u64> = rows
+                .iter()
+                .filter(|r| r.measure == measure)
+                .map(|r| r.n)
+                .collect();
+            have.sort_unstable();
+            have.dedup();
+            return Err(format!(
+                "{}: no point of measure {measure} at n = {n} (its n: {have:?}): pick --small and \
+                 --large among them",
+                a.csv.display()
+            )
+            .into());
+        }
+    }
+    let s = summary::summarize(&rows, measure, a.small_n, a.large_n);
     let mut text = summary::render(&s);
     if !wakeups.is_empty() {
         text += &summary::render_wakeups(&wakeups);
@@ -1018,14 +1038,23 @@ mod tests {
         assert!(fs::read_to_string(out.join("tick.svg"))
             .unwrap()
             .contains("scheme6-turnover"));
-        cmd_summary(&SummaryArgs {
-            csv: doc.join("fig9.csv"),
-            measure: MeasureArg::Kernel,
-            small_n: 1000,
-            large_n: 1_000_000,
-            wakeups: None,
-        })
-        .unwrap();
+        let summary = |small_n, large_n| {
+            cmd_summary(&SummaryArgs {
+                csv: doc.join("fig9.csv"),
+                measure: MeasureArg::Kernel,
+                small_n,
+                large_n,
+                wakeups: None,
+            })
+        };
+        summary(1000, 1_000_000).unwrap();
+        // An n the sweep did not reach: an error, not a summary of n/a.
+        let e = failure(summary(1000, 2_000_000));
+        assert!(
+            e.contains("no point of measure kernel at n = 2000000 (its n: [0, 1, 10, "),
+            "{e}"
+        );
+        assert!(failure(summary(7, 1_000_000)).contains("at n = 7 "));
         fs::remove_dir_all(&out).unwrap();
     }
 }
