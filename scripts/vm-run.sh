@@ -74,7 +74,8 @@ kdir=$("$here/build-kernel.sh" --print-dir "$flavour")
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 clean_out() {
-	rm -f "$out/dmesg.txt" "$out/rc" "$out/kmemleak.txt" "$out/output.txt" "$out/started"
+	rm -f "$out/dmesg.txt" "$out/rc" "$out/kmemleak.txt" "$out/output.txt" "$out/started" \
+		"$out/kvm-probe.txt"
 }
 clean_out
 
@@ -98,31 +99,43 @@ if [ "$flavour" = debug ]; then
 	[ "$cpus" -ge 2 ] || log "warning: with $cpus CPU the buddy hard-lockup detector has no buddy"
 fi
 
-# Decide KVM or TCG: KVM must actually boot a guest, not just exist.
+# The guest (or the KVM probe's) runs in the background of this script: if the script is
+# stopped, so is the guest. timeout runs it in a process group of its own, which a Ctrl-C at the
+# terminal does not reach, and passes a TERM on to all of it.
+guest_pid=
+trap '[ -z "$guest_pid" ] || kill -TERM "$guest_pid" 2>/dev/null' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Decide KVM or TCG (sets mode): KVM must actually boot a guest, not just exist.
 accel() {
 	if [ -n "${TW_ACCEL:-}" ]; then
-		echo "$TW_ACCEL"
+		mode=$TW_ACCEL
 		return
 	fi
 	if [ ! -w /dev/kvm ]; then
-		echo tcg
+		mode=tcg
 		return
 	fi
-	local stamp
+	local stamp probe=$out/kvm-probe.txt
 	stamp=$TW_CACHE/kvm-probe-$(qemu-system-x86_64 --version | head -n 1 | tr -cd '0-9.')-$(cat "$kdir/.tw-key")
 	if [ ! -f "$stamp" ]; then
 		log "probing KVM with a short boot"
-		if timeout --kill-after=5 60 "${vng_base[@]}" --exec 'echo tw-kvm-probe-ok' </dev/null 2>&1 |
-			grep -q tw-kvm-probe-ok; then
+		timeout --kill-after=5 60 "${vng_base[@]}" --exec 'echo tw-kvm-probe-ok' </dev/null >"$probe" 2>&1 &
+		guest_pid=$!
+		wait "$guest_pid" || true
+		guest_pid=
+		if grep -q tw-kvm-probe-ok "$probe"; then
 			echo kvm >"$stamp"
 		else
 			echo tcg >"$stamp"
 		fi
+		rm -f "$probe"
 	fi
-	cat "$stamp"
+	mode=$(cat "$stamp")
 }
 
-mode=$(accel)
+accel
 extra=()
 [ "$mode" = kvm ] || extra=(--disable-kvm)
 echo "$mode" >"$out/accel"
@@ -179,12 +192,6 @@ boot() {
 	log "guest finished after $(($(date +%s) - start)) s"
 	[ "$hung" = 0 ] || boot_rc=125
 }
-
-# The guest runs in the background of this script: if the script is stopped, so is the guest.
-guest_pid=
-trap '[ -z "$guest_pid" ] || kill -TERM "$guest_pid" 2>/dev/null' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
 
 boot
 if [ "$boot_rc" = 125 ]; then
