@@ -106,7 +106,9 @@ apt_install() {
 		return 0
 	fi
 	log "apt-get install ${target[*]} $*"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${target[@]}" "$@" >/dev/null
+	# A line a package set up, as progress: a fresh machine takes minutes here.
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${target[@]}" "$@" |
+		awk '/^Setting up / { print "  " $3; fflush() }'
 }
 
 check_rust_src() {
@@ -124,7 +126,8 @@ install_bindgen() {
 	have=$(bindgen --version 2>/dev/null | awk '{ print $2 }' || true)
 	[ "$have" = "$BINDGEN_VER" ] && return 0
 	log "cargo install bindgen-cli $BINDGEN_VER"
-	cargo install --locked --quiet bindgen-cli --version "$BINDGEN_VER"
+	# Without --quiet: its "Compiling" lines are the progress of minutes of building.
+	cargo install --locked bindgen-cli --version "$BINDGEN_VER"
 }
 
 install_virtme_ng() {
@@ -135,7 +138,7 @@ install_virtme_ng() {
 	log "pip install virtme-ng==$VIRTME_NG_VER into $venv"
 	mkdir -p "$TW_CACHE"
 	python3 -m venv "$venv"
-	"$venv/bin/pip" install -q "virtme-ng==$VIRTME_NG_VER"
+	"$venv/bin/pip" install --progress-bar off "virtme-ng==$VIRTME_NG_VER"
 }
 
 # The crates of the host tools (wheel-bench, fig9), as their lock files pin them, into cargo's
