@@ -807,7 +807,9 @@ macro_rules! misc_device {
 
             fn open(_file: &File, _misc: &MiscDeviceRegistration<Self>) -> Result<Pin<KBox<Self>>> {
                 // An instance's memory is charged to the memory cgroup of the process that
-                // opens it, as its storage is (`params::user_sized`).
+                // opens it, as its storage is (`params::user_sized`); all but its poll wait
+                // queue, some 100 bytes the kernel crate's `PollCondVarBox::new` allocates with
+                // GFP_KERNEL and takes no flags for.
                 let readable = PollCondVarBox::new(
                     kernel::c_str!("timerwheel_readable"),
                     kernel::static_lock_class!(),
