@@ -573,6 +573,11 @@ impl<S: Storage, T: Scheme> Callouts<S, T> {
     }
 
     /// Undoes the reset whose placement is in progress, if it can: [`Scheme::abandon_placement`].
+    ///
+    /// The walk of an `untimeout` in progress is not told: one that compared the callout at the
+    /// deadline the reset was taking it to keeps that comparison, and may cancel a match due
+    /// after another it passed. A caller that keeps walks and placements apart (the module: each
+    /// holds the file's right to long operations) never meets the case.
     pub fn abandon_placement(&mut self) -> bool {
         self.scheme.abandon_placement()
     }
