@@ -885,9 +885,11 @@ macro_rules! misc_device {
 
             fn show_fdinfo(me: Pin<&Instance>, m: &SeqFile, _file: &File) {
                 let s = me.core.state.lock().snapshot();
+                // `flags` as `config_flags`: the kernel's own lines before these have a `flags`,
+                // the file's open flags.
                 let fields = [
                     ("scheme", s.scheme),
-                    ("flags", s.flags),
+                    ("config_flags", s.flags),
                     ("outstanding", s.outstanding),
                     ("started", s.started),
                     ("stopped", s.stopped),

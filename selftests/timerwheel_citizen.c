@@ -3276,13 +3276,18 @@ TEST_F_TIMEOUT(instance, a_signal_ends_the_configuration_of_the_largest_instance
 	EXPECT_EQ(1, st.fired);
 }
 
-/* Every line of /proc/PID/fdinfo/FD but the lateness histogram: a field of struct tw_stats. */
+/*
+ * Every line of /proc/PID/fdinfo/FD after the kernel's own but the lateness histogram: a field of
+ * struct tw_stats, flags as config_flags (the kernel's flags line is the file's open flags).
+ */
 #define STATS_FIELD(f) { #f, offsetof(struct tw_stats, f) }
 static const struct {
 	const char *key;
 	size_t off;
 } fdinfo_fields[] = {
-	STATS_FIELD(scheme),	   STATS_FIELD(flags),	       STATS_FIELD(outstanding),
+	STATS_FIELD(scheme),
+	{ "config_flags", offsetof(struct tw_stats, flags) },
+	STATS_FIELD(outstanding),
 	STATS_FIELD(started),	   STATS_FIELD(stopped),       STATS_FIELD(fired),
 	STATS_FIELD(now),	   STATS_FIELD(ticks),	       STATS_FIELD(skipped),
 	STATS_FIELD(wakeups),	   STATS_FIELD(overruns),      STATS_FIELD(carried),
@@ -3290,6 +3295,34 @@ static const struct {
 	STATS_FIELD(holds),	   STATS_FIELD(max_hold_work), STATS_FIELD(max_hold_ns),
 	STATS_FIELD(max_tick_work), STATS_FIELD(memory_bytes),
 };
+
+/* Whether a key shows on two lines of /proc/self/fdinfo/FD (1), or not (0); -1 if unreadable. */
+static int fdinfo_duplicate_key(int fd)
+{
+	char path[64], line[256], keys[64][64];
+	int n = 0, i, dup = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (!dup && n < 64 && fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (!colon || colon - line >= (long)sizeof(keys[0]))
+			continue;
+		*colon = '\0';
+		for (i = 0; i < n; i++)
+			if (!strcmp(keys[i], line)) {
+				ksft_print_msg("'%s:' twice in %s\n", line, path);
+				dup = 1;
+			}
+		strcpy(keys[n++], line);
+	}
+	fclose(f);
+	return dup;
+}
 
 TEST_F(instance, fdinfo_shows_the_statistics)
 {
@@ -3314,6 +3347,8 @@ TEST_F(instance, fdinfo_shows_the_statistics)
 		memcpy(&want, (const char *)&st + fdinfo_fields[i].off, sizeof(want));
 		EXPECT_EQ((long long)want, fdinfo_value(self->fd, key)) TH_LOG("'%s:'", key);
 	}
+	/* Each key once: a parser keeping the first of two would read another value. */
+	EXPECT_EQ(0, fdinfo_duplicate_key(self->fd));
 	EXPECT_EQ(1, fdinfo_value(self->fd, "outstanding"));
 	EXPECT_EQ(2, fdinfo_value(self->fd, "fired"));
 	EXPECT_EQ(variant->scheme, fdinfo_value(self->fd, "scheme"));

@@ -28,8 +28,10 @@
  * signal is pending (EINTR). A call still waiting for another long operation on the same file
  * to end has done nothing: after a handler installed with SA_RESTART it is restarted instead.
  *
- * Statistics are also shown as "key: value" lines in /proc/PID/fdinfo/FD: every field of struct
- * tw_stats, by its name, but the lateness histogram (TW_IOC_STATS has it).
+ * Statistics are also shown as "key: value" lines in /proc/PID/fdinfo/FD, after the kernel's
+ * own (pos, flags, mnt_id, ino): every field of struct tw_stats, by its name, but the lateness
+ * histogram (TW_IOC_STATS has it) and flags, shown as config_flags (the kernel's flags line is the
+ * file's open flags).
  *
  * All structures have fixed-width fields and no implicit padding. Every ioctl returns 0 or -1
  * with errno set; the errors each command can return are listed beside it. Common to all:
@@ -367,7 +369,8 @@ struct tw_stats {
  * EINTR (a handler installed with SA_RESTART restarts the read instead). A read that has
  * delivered records ends early on a signal and returns them, never EINTR (as read(2) of
  * /dev/zero does): a long read answers signals, and a stream of them never stops a reader. A
- * buffer smaller than one record: EINVAL. A buffer that faults ends the read with the records
+ * buffer smaller than one record: EINVAL (but a readv(2) of no bytes at all returns 0, as the
+ * VFS answers it without asking the device). A buffer that faults ends the read with the records
  * delivered before it, or EFAULT if none was; the records it took and could not deliver go
  * back to the head of the ring, ahead of newer ones, as far as there is room (the ring may have
  * filled meanwhile: what does not fit is lost, counted in tw_stats.ring_drops).
