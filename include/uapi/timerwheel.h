@@ -251,7 +251,9 @@ struct tw_timeout {
  * match, the walk goes back to the head a last time and cancels the first match it meets there
  * (set meanwhile or not), so that neither firings nor another thread's resets or new callouts
  * can keep it walking: it ends within three walks of the chain.
- * Errors: ENOENT  no outstanding callout has this (func, arg)
+ * Errors: ENOENT  no outstanding callout has this (func, arg); after a walk over several holds,
+ *                 every one it looked at fired (or was cancelled) before it could cancel it,
+ *                 callouts set behind it meanwhile being left alone
  *         EINTR   a signal came during a long walk, or while the call waited for another
  *                 long operation on the same file: nothing was cancelled
  */
