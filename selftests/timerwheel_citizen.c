@@ -16,7 +16,8 @@
  *              threads at once, fail with ENOMEM, killing nothing
  *   hotplug    the real clock fires every callout once, never early, while a CPU goes offline
  *              and online again and again (one variant per scheme)
- *   poll       poll and epoll (level and edge) readiness (one variant per scheme)
+ *   poll       poll and epoll (level and edge) readiness, and io_uring's reads (one variant per
+ *              scheme)
  *   interrupt  a signal ends BATCH, BENCH and ADVANCE on a slow geometry promptly, and the
  *              Linux baselines' BENCH while their timers are made, and once they are made
  *              without waiting for their teardown (the next bench waits for that, answering
@@ -40,6 +41,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/io_uring.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -2103,6 +2105,148 @@ TEST_F_TIMEOUT(readiness, poll_waits_for_the_real_clock, 60)
 	ASSERT_EQ(sizeof(rec), read(self->fd, &rec, sizeof(rec)));
 	EXPECT_LE(rec.deadline * MS, t - t0) TH_LOG("poll woke before the deadline");
 	TH_LOG("poll woke %lld us after the deadline", (long long)(t - t0 - rec.deadline * MS) / 1000);
+}
+
+/* ---- io_uring ----------------------------------------------------------------------------- */
+
+/* A ring of a few entries, through the raw system calls (no liburing needed). */
+struct uring {
+	int fd;
+	void *sq, *cq;
+	size_t sq_len, cq_len, sqes_len;
+	struct io_uring_sqe *sqes;
+	unsigned int *sq_tail, *sq_mask, *sq_array, *cq_head, *cq_tail, *cq_mask;
+	struct io_uring_cqe *cqes;
+};
+
+static void uring_exit(struct uring *r)
+{
+	if (r->sqes && r->sqes != MAP_FAILED)
+		munmap(r->sqes, r->sqes_len);
+	if (r->cq && r->cq != MAP_FAILED)
+		munmap(r->cq, r->cq_len);
+	if (r->sq && r->sq != MAP_FAILED)
+		munmap(r->sq, r->sq_len);
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+}
+
+/* 0, or -1 with errno set. */
+static int uring_init(struct uring *r)
+{
+	struct io_uring_params p;
+	int prot = PROT_READ | PROT_WRITE, flags = MAP_SHARED | MAP_POPULATE;
+
+	memset(r, 0, sizeof(*r));
+	memset(&p, 0, sizeof(p));
+	r->fd = syscall(__NR_io_uring_setup, 4, &p);
+	if (r->fd < 0)
+		return -1;
+	r->sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned int);
+	r->cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	r->sqes_len = p.sq_entries * sizeof(struct io_uring_sqe);
+	r->sq = mmap(NULL, r->sq_len, prot, flags, r->fd, IORING_OFF_SQ_RING);
+	r->cq = mmap(NULL, r->cq_len, prot, flags, r->fd, IORING_OFF_CQ_RING);
+	r->sqes = mmap(NULL, r->sqes_len, prot, flags, r->fd, IORING_OFF_SQES);
+	if (r->sq == MAP_FAILED || r->cq == MAP_FAILED || r->sqes == MAP_FAILED) {
+		uring_exit(r);
+		return -1;
+	}
+	r->sq_tail = (void *)((char *)r->sq + p.sq_off.tail);
+	r->sq_mask = (void *)((char *)r->sq + p.sq_off.ring_mask);
+	r->sq_array = (void *)((char *)r->sq + p.sq_off.array);
+	r->cq_head = (void *)((char *)r->cq + p.cq_off.head);
+	r->cq_tail = (void *)((char *)r->cq + p.cq_off.tail);
+	r->cq_mask = (void *)((char *)r->cq + p.cq_off.ring_mask);
+	r->cqes = (void *)((char *)r->cq + p.cq_off.cqes);
+	return 0;
+}
+
+/* Submits a read of len bytes of fd into buf, tagged data: 1 (submitted), or -1. */
+static int uring_read(struct uring *r, int fd, void *buf, unsigned int len, __u64 data)
+{
+	unsigned int tail = *r->sq_tail, i = tail & *r->sq_mask;
+	struct io_uring_sqe *e = &r->sqes[i];
+
+	memset(e, 0, sizeof(*e));
+	e->opcode = IORING_OP_READ;
+	e->fd = fd;
+	e->addr = (unsigned long)buf;
+	e->len = len;
+	e->off = -1; /* the file's position, which the device ignores */
+	e->user_data = data;
+	r->sq_array[i] = i;
+	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
+	return syscall(__NR_io_uring_enter, r->fd, 1, 0, 0, NULL, 0);
+}
+
+/* Takes a completion into *cqe, waiting for one if `wait`: 1, 0 (none, not waiting), or -1. */
+static int uring_complete(struct uring *r, bool wait, struct io_uring_cqe *cqe)
+{
+	unsigned int head = *r->cq_head;
+
+	while (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE)) {
+		if (!wait)
+			return 0;
+		if (syscall(__NR_io_uring_enter, r->fd, 0, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0 &&
+		    errno != EINTR)
+			return -1;
+	}
+	*cqe = r->cqes[head & *r->cq_mask];
+	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
+	return 1;
+}
+
+/*
+ * io_uring reads the device as a reader expects: a read submitted while no record waits neither
+ * completes (no EAGAIN leaks out of io_uring's attempt that must not wait, which polls instead)
+ * nor holds the submitting call; it completes with the record once its callout fires. A read
+ * still waiting when its file is closed and its ring torn down is let go of: the instance is
+ * released (io_uring's teardown runs on a workqueue: its release is waited for, up to 20 s).
+ */
+TEST_F_TIMEOUT(readiness, io_uring_reads_a_record_when_it_comes_and_lets_go_of_a_waiting_read, 60)
+{
+	struct tw_config c = { .scheme = variant->scheme, .clock = TW_CLOCK_REAL,
+			       .slots = variant->slots, .tick_ns = 1 * MS, .capacity = 16 };
+	struct tw_fired rec[2];
+	struct io_uring_cqe cqe;
+	struct tw_info before, info;
+	struct uring r;
+	int fd2, i;
+
+	if (self->fd < 0)
+		return;
+	if (uring_init(&r))
+		TW_SKIP(return, "no io_uring: %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_CONFIGURE, &c));
+	ASSERT_EQ(1, uring_read(&r, self->fd, rec, sizeof(rec), 1)) TH_LOG("%s", strerror(errno));
+	/* Nothing to read: the read waits (no completion can come before the callout is set). */
+	ASSERT_EQ(0, uring_complete(&r, false, &cqe))
+		TH_LOG("completed with %d (%s) before any callout", cqe.res, strerror(-cqe.res));
+	ASSERT_EQ(0, set_callout(self->fd, 20, 77, NULL));
+	ASSERT_EQ(1, uring_complete(&r, true, &cqe)) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(1, cqe.user_data);
+	ASSERT_EQ((int)sizeof(rec[0]), cqe.res) TH_LOG("res %d (%s)", cqe.res, strerror(-cqe.res));
+	EXPECT_EQ(77, rec[0].cookie);
+	EXPECT_EQ(TW_ORIGIN_CALLOUT, rec[0].origin);
+
+	/* A read left waiting on a file closed, and its ring torn down: the instance goes. */
+	ASSERT_EQ(0, get_info(self->fd, &before));
+	fd2 = tw_open(_metadata);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, configure_real(fd2, variant->scheme, variant->slots, 1 * MS));
+	ASSERT_EQ(1, uring_read(&r, fd2, rec, sizeof(rec), 2));
+	ASSERT_EQ(0, uring_complete(&r, false, &cqe));
+	close(fd2);
+	ASSERT_EQ(0, get_info(self->fd, &info));
+	EXPECT_EQ(before.instances + 1, info.instances) TH_LOG("the waiting read holds the file");
+	uring_exit(&r);
+	for (i = 0; i < 2000 && info.instances != before.instances; i++) {
+		usleep(10000);
+		ASSERT_EQ(0, get_info(self->fd, &info));
+	}
+	EXPECT_EQ(before.instances, info.instances) TH_LOG("the instance not released in 20 s");
 }
 
 /* ---- A signal ends long ioctls --------------------------------------------------------------- */
