@@ -393,8 +393,8 @@ impl<S: Storage, T: Scheme> Callouts<S, T> {
     /// only if none matches, a last time, to cancel the first match it meets there, so that
     /// callouts firing one by one during a long walk, or set anew, cannot keep it walking);
     /// [`Error::NotFound`] if there is none. A [`Callouts::reset`] of one of the matches
-    /// meanwhile sends the walk back to the chain's head, the first time. A call with another key, or
-    /// [`Callouts::abandon_untimeout`], drops a walk in progress.
+    /// meanwhile sends the walk back to the chain's head, the first time. A call with another
+    /// key, or [`Callouts::abandon_untimeout`], drops a walk in progress.
     pub fn untimeout_within(
         &mut self,
         func: u64,
