@@ -152,14 +152,16 @@ impl Instance for Device {
 
     fn batch(&self, ops: &mut [tw_op]) -> io::Result<()> {
         for chunk in ops.chunks_mut(TW_MAX_BATCH as usize) {
-            let b = tw_batch {
-                ops: chunk.as_mut_ptr() as u64,
-                count: chunk.len() as u32,
-                reserved: 0,
-            };
-            // `b.ops` points into `chunk`, which stays borrowed, alive and unaliased until the
-            // call returns; the kernel writes at most `count` ops back.
-            self.set::<TW_IOC_BATCH, _>(b)?;
+            batch_to_end(chunk, |ops| {
+                let b = tw_batch {
+                    ops: ops.as_mut_ptr() as u64,
+                    count: ops.len() as u32,
+                    reserved: 0,
+                };
+                // `b.ops` points into `ops`, which stays borrowed, alive and unaliased until
+                // the call returns; the kernel writes at most `count` ops back.
+                self.set::<TW_IOC_BATCH, _>(b)
+            })?;
         }
         Ok(())
     }
@@ -169,21 +171,147 @@ impl Instance for Device {
     }
 
     fn bench(&self, request: &tw_bench) -> io::Result<tw_bench> {
-        let mut b = *request;
-        self.update::<TW_IOC_BENCH, _>(&mut b)?;
-        Ok(b)
+        again_if_interrupted(|| {
+            let mut b = *request;
+            self.update::<TW_IOC_BENCH, _>(&mut b).map(|()| b)
+        })
     }
 
     fn bench_pair(&self, request: &tw_bench_pair) -> io::Result<tw_bench_pair> {
-        let mut p = *request;
-        self.update::<TW_IOC_BENCH_PAIR, _>(&mut p)?;
-        Ok(p)
+        again_if_interrupted(|| {
+            let mut p = *request;
+            self.update::<TW_IOC_BENCH_PAIR, _>(&mut p).map(|()| p)
+        })
+    }
+}
+
+/// How many times in a row a call ended by a signal is made again before its EINTR stands.
+const INTERRUPTIONS: u32 = 100;
+
+/// Makes `call` again while it fails with EINTR, up to [`INTERRUPTIONS`] times. The module
+/// ends a bench or a batch with EINTR on any signal, a stop and a continue among them (job
+/// control, a debugger's attach, the freezer), and a bench leaves nothing behind. This tool
+/// catches no signal, so that a sweep stopped and continued goes on where it was.
+fn again_if_interrupted<T>(mut call: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+    let mut tries = 0;
+    loop {
+        match call() {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted && tries < INTERRUPTIONS => tries += 1,
+            r => return r,
+        }
+    }
+}
+
+/// Runs `ops` through `call` (one TW_IOC_BATCH) to their end: a batch a signal cut short wrote
+/// back the results of the operations it ran, and -EINTR for each it did not run (or ran and
+/// undid), from the first of which it is made again, up to [`INTERRUPTIONS`] times.
+fn batch_to_end(
+    ops: &mut [tw_op],
+    mut call: impl FnMut(&mut [tw_op]) -> io::Result<()>,
+) -> io::Result<()> {
+    let eintr = -rustix::io::Errno::INTR.raw_os_error();
+    let mut from = 0;
+    let mut tries = 0;
+    loop {
+        match call(&mut ops[from..]) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted && tries < INTERRUPTIONS => {
+                tries += 1;
+                match ops[from..].iter().position(|op| op.result == eintr) {
+                    Some(i) => from += i,
+                    None => return Err(e),
+                }
+            }
+            r => return r,
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn interrupted() -> io::Error {
+        io::Error::from(rustix::io::Errno::INTR)
+    }
+
+    #[test]
+    fn a_call_ended_by_a_signal_is_made_again_and_other_errors_stand() {
+        let mut calls = 0;
+        let r = again_if_interrupted(|| {
+            calls += 1;
+            if calls < 3 {
+                Err(interrupted())
+            } else {
+                Ok(calls)
+            }
+        });
+        assert_eq!(r.unwrap(), 3);
+        let mut calls = 0;
+        let r: io::Result<()> = again_if_interrupted(|| {
+            calls += 1;
+            Err(io::Error::from(rustix::io::Errno::NOENT))
+        });
+        assert_eq!(r.unwrap_err().raw_os_error(), Some(2));
+        assert_eq!(calls, 1);
+        // A signal every time: the EINTR stands in the end.
+        let mut calls = 0;
+        let r: io::Result<()> = again_if_interrupted(|| {
+            calls += 1;
+            Err(interrupted())
+        });
+        assert_eq!(r.unwrap_err().kind(), io::ErrorKind::Interrupted);
+        assert_eq!(calls, INTERRUPTIONS + 1);
+    }
+
+    #[test]
+    fn a_batch_cut_short_is_made_again_from_its_first_operation_not_run() {
+        let eintr = -rustix::io::Errno::INTR.raw_os_error();
+        let mut ops: Vec<tw_op> = (0..10)
+            .map(|i| tw_op {
+                op: TW_OP_SET,
+                a: i,
+                result: 1,
+                ..tw_op::default()
+            })
+            .collect();
+        let mut seen = Vec::new();
+        batch_to_end(&mut ops, |ops| {
+            seen.push(ops.iter().map(|op| op.a).collect::<Vec<_>>());
+            // The first call runs three (the second failing on its own), the next two.
+            let ran = match seen.len() {
+                1 => 3,
+                2 => 2,
+                _ => ops.len(),
+            };
+            for (i, op) in ops.iter_mut().enumerate() {
+                op.result = if i >= ran {
+                    eintr
+                } else if op.a == 1 {
+                    -22
+                } else {
+                    0
+                };
+            }
+            match ran < ops.len() {
+                true => Err(interrupted()),
+                false => Ok(()),
+            }
+        })
+        .unwrap();
+        assert_eq!(
+            seen,
+            [
+                (0..10).collect::<Vec<_>>(),
+                (3..10).collect(),
+                (5..10).collect()
+            ]
+        );
+        let results: Vec<i32> = ops.iter().map(|op| op.result).collect();
+        assert_eq!(results, [0, -22, 0, 0, 0, 0, 0, 0, 0, 0]);
+        // EINTR with no operation left to run stands.
+        let r = batch_to_end(&mut ops, |_| Err(interrupted()));
+        assert_eq!(r.unwrap_err().kind(), io::ErrorKind::Interrupted);
+    }
 
     #[test]
     fn request_numbers_are_the_x86_64_encoding_of_the_header() {
