@@ -229,6 +229,16 @@ pub(crate) struct Instance {
     pub(crate) core: Arc<Core>,
 }
 
+/// How a long call that a signal ends before it has done anything returns: a start whose
+/// placement is cancelled, a reset undone, an `untimeout` that cancelled nothing, a
+/// configuration that made nothing. ERESTARTNOHAND, as `poll(2)` returns it: where no handler
+/// runs (a stop and a continue, a debugger's attach, the freezer, task work) the call starts
+/// again as if nothing had come between, and a handler ends it with EINTR, `SA_RESTART` or
+/// not, since a call that starts over under a stream of handled signals (a profiler's
+/// `SIGPROF`, say) might never end. The calls that have done something by then end with EINTR
+/// whatever the signal: an ADVANCE, a batch, a bench.
+pub(crate) const UNDONE: Error = ERESTARTNOHAND;
+
 /// Whether the current task has a signal pending.
 pub(crate) fn signalled() -> bool {
     kernel::current!().signal_pending()
@@ -272,10 +282,11 @@ impl Instance {
         }
         // Allocate in process context, outside every lock: a large instance takes a while, and
         // the file's other callers (which take `clock` to arm) must not wait uninterruptibly.
-        // A signal ends it between two chunks (EINTR), nothing configured; memory that is not
+        // A signal ends it between two chunks ([`UNDONE`]), nothing configured; memory that is not
         // there ends it at once (ENOMEM, `params::reserve`).
-        let callouts = params.callouts()?;
-        let ring = Ring::new(params.ring)?;
+        let undone = |e| if e == EINTR { UNDONE } else { e };
+        let callouts = params.callouts().map_err(undone)?;
+        let ring = Ring::new(params.ring).map_err(undone)?;
         let clock = self.clock.lock();
         let old = {
             let mut st = self.core.state.lock();
@@ -340,10 +351,10 @@ impl Instance {
     /// Runs a start or reschedule `op` (which returns the handle it placed), finishing a
     /// placement that walks across holds (schemes 2 and 5) with the lock released in between;
     /// then arms the clock for it (whether it needs to is read in the operation's last hold). A
-    /// signal during the walk cancels a start (EINTR); it undoes
-    /// a reschedule (EINTR, the callout back where it was, as it was, or due at once if its
-    /// old deadline has come meanwhile). Should a scheme refuse the undo, the reschedule is
-    /// finished instead.
+    /// signal during the walk cancels a start ([`UNDONE`], or EINTR if it fired meanwhile); it
+    /// undoes a reschedule ([`UNDONE`], the callout back where it was, as it was, or due at once
+    /// if its old deadline has come meanwhile). Should a scheme refuse the undo, the reschedule
+    /// is finished instead.
     fn start_op(
         &self,
         is_start: bool,
@@ -364,14 +375,12 @@ impl Instance {
         while placing {
             if between_holds() && undo {
                 match is_start {
-                    true => {
-                        self.cancel_new(h);
-                        return Err(EINTR);
-                    }
+                    // One that fired meanwhile (its record is in the ring) has done something.
+                    true => return Err(if self.cancel_new(h) { UNDONE } else { EINTR }),
                     false if self.core.hold(|st, _| st.abandon_reset()) => {
                         // Back on its old deadline, which the clock may since be armed past.
                         self.arm();
-                        return Err(EINTR);
+                        return Err(UNDONE);
                     }
                     // Refused: the reset goes on to its end.
                     false => undo = false,
@@ -424,15 +433,18 @@ impl Instance {
     /// (the real clock, or an ADVANCE from another thread) is not cancelled: its record is in
     /// the ring already.
     fn write_back<T: AsBytes>(&self, w: &mut UserSliceWriter, v: &T, h: Handle) -> Result {
-        w.write(v).inspect_err(|_| self.cancel_new(h))
+        w.write(v).inspect_err(|_| {
+            self.cancel_new(h);
+        })
     }
 
     /// Cancels new callout `h` again (nothing if it fired meanwhile), and arms the clock for
     /// what is left: it may have been armed for `h` (a callback's search counts a callout
     /// still being placed, too).
-    fn cancel_new(&self, h: Handle) {
-        self.core.hold(|st, work| st.cancel_new(h, work));
+    fn cancel_new(&self, h: Handle) -> bool {
+        let cancelled = self.core.hold(|st, work| st.cancel_new(h, work));
         self.arm();
+        cancelled
     }
 
     fn ioctl_unset(&self, mut r: UserSliceReader) -> Result {
@@ -445,7 +457,8 @@ impl Instance {
     }
 
     /// `untimeout`: the walk of a long hash chain (duplicates, or keys sharing a bucket) goes
-    /// on over as many holds as it takes, and stops on a signal, cancelling nothing.
+    /// on over as many holds as it takes, and stops on a signal, cancelling nothing
+    /// ([`UNDONE`]).
     fn ioctl_untimeout(&self, mut r: UserSliceReader) -> Result {
         let req: tw_untimeout = r.read()?;
         // No user's key has function 0: not found, without waiting for the file.
@@ -465,7 +478,7 @@ impl Instance {
             }
             if between_holds() {
                 self.core.hold(|st, _| st.abandon_untimeout());
-                return Err(EINTR);
+                return Err(UNDONE);
             }
         }
     }
@@ -580,7 +593,9 @@ impl Instance {
                     next += 1;
                     match op.result == 0 && matches!(op.op, TW_OP_SET | TW_OP_TIMEOUT | TW_OP_RESET)
                     {
-                        true => st.cancel_new(Handle::from_raw(op.handle), work),
+                        true => {
+                            st.cancel_new(Handle::from_raw(op.handle), work);
+                        }
                         false => work.spend(1),
                     }
                 }

@@ -317,12 +317,15 @@ impl State {
     /// statistics; nothing if it is gone already (a placing callout may fire meanwhile). A unit
     /// of `work` for the call, as [`State::unset_checking_arm`], so that a loop of them under one
     /// hold (a batch whose results could not be written back) stays within the hold's work.
-    pub(crate) fn cancel_new(&mut self, h: Handle, work: &mut Work) {
+    /// Returns whether it was there to cancel.
+    pub(crate) fn cancel_new(&mut self, h: Handle, work: &mut Work) -> bool {
         work.spend(1);
-        if self.unset(h, work).is_ok() {
+        let cancelled = self.unset(h, work).is_ok();
+        if cancelled {
             self.stats.started -= 1;
             self.stats.stopped -= 1;
         }
+        cancelled
     }
 
     pub(crate) fn timeout(
@@ -1308,7 +1311,7 @@ mod tests {
         while cancelled < new.len() {
             let work = &mut Work::new(8);
             while !work.is_spent() && cancelled < new.len() {
-                st.cancel_new(new[cancelled], work);
+                assert!(st.cancel_new(new[cancelled], work));
                 cancelled += 1;
             }
             assert!(work.done() <= 8);
@@ -1317,7 +1320,7 @@ mod tests {
         assert_eq!(holds, 5);
         let s = st.snapshot();
         assert_eq!((s.outstanding, s.started, s.stopped), (0, 0, 0));
-        st.cancel_new(new[0], &mut Work::new(1));
+        assert!(!st.cancel_new(new[0], &mut Work::new(1)));
         assert_eq!(st.snapshot().started, 0);
     }
 }

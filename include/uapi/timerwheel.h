@@ -27,6 +27,12 @@
  * overruns and max_hold_* in struct tw_stats show it. Long ioctls end at a chunk boundary when a
  * signal is pending (EINTR). A call still waiting for another long operation on the same file
  * to end has done nothing: after a handler installed with SA_RESTART it is restarted instead.
+ * A long call that a signal ends before it has done anything (a placement on schemes 2 and 5,
+ * an UNTIMEOUT walk, a CONFIGURE) starts again as if nothing had come between where no handler
+ * runs (a stop and a continue, a debugger's attach, the freezer), as poll(2) does; a handler
+ * ends it with EINTR, SA_RESTART or not, since a call started over under a stream of handled
+ * signals might never end. ADVANCE, BATCH and the benches, which have done something by then,
+ * end with EINTR whatever the signal.
  *
  * Statistics are also shown as "key: value" lines in /proc/PID/fdinfo/FD, after the kernel's
  * own (pos, flags, mnt_id, ino): every field of struct tw_stats, by its name, but the lateness
@@ -123,8 +129,9 @@ struct tw_info {
  *                 that much left, say), or one of its buffers would take, with the buffers
  *                 other calls are still making, more than half the memory available
  *                 (MemAvailable): nothing is configured
- *         EINTR   a signal arrived while the storage was being made (only when capacity, slots
- *                 or ring is above 65536): nothing is configured, the call may be repeated
+ *         EINTR   a signal caught by a handler arrived while the storage was being made (only
+ *                 when capacity, slots or ring is above 65536): nothing is configured, the
+ *                 call may be repeated (a stop and a continue restart it)
  */
 struct tw_config {
 	__u32 scheme; /* TW_SCHEME_*; 0: TW_DEFAULT_SCHEME */
@@ -159,13 +166,14 @@ struct tw_config {
  *         ENOSPC  capacity callouts are outstanding
  *         ENOMEM  the instance was not configured, and its default storage could not be
  *                 allocated
- *         EINTR   a signal arrived during a long placement (schemes 2 and 5), or while this
- *                 call waited for another long operation on the same file to end (BATCH,
- *                 ADVANCE, BENCH, a long placement or untimeout walk; only on schemes 2 and
- *                 5: on the others a set takes one step, between any two of such an
- *                 operation's, and waits for none); nothing was set (but for a callout whose
- *                 tick came during its placement, on the real clock: it fired, and its expiry
- *                 record, with a handle no call returned, is in the ring)
+ *         EINTR   a signal caught by a handler arrived during a long placement (schemes 2 and
+ *                 5; a stop and a continue restart the call), or while this call waited for
+ *                 another long operation on the same file to end (BATCH, ADVANCE, BENCH, a
+ *                 long placement or untimeout walk; only on schemes 2 and 5: on the others a
+ *                 set takes one step, between any two of such an operation's, and waits for
+ *                 none); nothing was set (but for a callout whose tick came during its
+ *                 placement, on the real clock: it fired, and its expiry record, with a handle
+ *                 no call returned, is in the ring; EINTR then, whatever the signal)
  */
 struct tw_set {
 	__u64 ticks;
@@ -199,9 +207,10 @@ struct tw_set {
  * budget carries over, or one not reached yet under overload, is re-armed.
  * Errors: as TW_IOC_SETCALLOUT (but ENOSPC and ENOMEM), and
  *         ENOENT  the handle is stale
- *         EINTR   a signal arrived during a long placement (schemes 2 and 5): the callout is
- *                 back where it was, with its old deadline (if that deadline came during the
- *                 placement, it is due at once, and fires with it, late); or while the call
+ *         EINTR   a signal caught by a handler arrived during a long placement (schemes 2 and
+ *                 5; a stop and a continue restart the call): the callout is back where it
+ *                 was, with its old deadline (if that deadline came during the placement, it
+ *                 is due at once, and fires with it, late); or while the call
  *                 waited for another long operation on the same file (schemes 2 and 5 only,
  *                 as for TW_IOC_SETCALLOUT, or an instance not configured yet, which may be
  *                 configured with either meanwhile): nothing moved
@@ -254,8 +263,9 @@ struct tw_timeout {
  * Errors: ENOENT  no outstanding callout has this (func, arg); after a walk over several holds,
  *                 every one it looked at fired (or was cancelled) before it could cancel it,
  *                 callouts set behind it meanwhile being left alone
- *         EINTR   a signal came during a long walk, or while the call waited for another
- *                 long operation on the same file: nothing was cancelled
+ *         EINTR   a signal caught by a handler came during a long walk (a stop and a
+ *                 continue restart the call), or while the call waited for another long
+ *                 operation on the same file: nothing was cancelled
  */
 struct tw_untimeout {
 	__u64 func;
