@@ -3752,6 +3752,187 @@ TEST_F_TIMEOUT(slow_start, a_signal_undoes_a_reset, 300)
 	EXPECT_EQ(0, ioctl(self->fd, TW_IOC_RESET, &r)) TH_LOG("%s", strerror(errno));
 }
 
+/* ---- A stop and a continue restart a long call that has done nothing ------------------------ */
+
+struct stopped_call {
+	atomic_int began, ended;
+	int ret, err;
+	__u64 arg[64]; /* the ioctl's argument, in memory the child that makes the call shares */
+};
+
+/* Whether stopped process `pid` stopped on its way out of an ioctl (/proc/PID/syscall). */
+static int stopped_in_ioctl(pid_t pid)
+{
+	char path[64], text[64], want[16];
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", pid);
+	snprintf(want, sizeof(want), "%ld ", (long)SYS_ioctl);
+	return !read_text(path, text, sizeof(text)) && !strncmp(text, want, strlen(want));
+}
+
+/*
+ * Makes ioctl(fd, cmd, arg) in a child process (a stop stops a whole process), and stops and
+ * continues the child `gap_us` after it began and again `gap_us` after each continue, until
+ * `stops` of them came while the call ran (the child stopped on its way out of the ioctl, which
+ * had not returned) or it ended. No handler runs, as under job control, a debugger's attach or
+ * the freezer. Returns the call's result, with errno and *arg as the call left them, and in
+ * *landed the stops that came while it ran.
+ */
+static int stopped_ioctl(struct __test_metadata *_metadata, int fd, unsigned long cmd, void *arg,
+			 int gap_us, int stops, int *landed)
+{
+	struct stopped_call *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
+				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	size_t size = _IOC_SIZE(cmd);
+	int status = 0, ret, err;
+	pid_t pid;
+
+	ASSERT_NE(MAP_FAILED, c);
+	ASSERT_GE(sizeof(c->arg), size);
+	memcpy(c->arg, arg, size);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		atomic_store(&c->began, 1);
+		c->ret = ioctl(fd, cmd, c->arg);
+		c->err = errno;
+		atomic_store(&c->ended, 1);
+		_exit(0);
+	}
+	*landed = 0;
+	WAIT_FOR(atomic_load(&c->began));
+	while (*landed < stops && !atomic_load(&c->ended)) {
+		usleep(gap_us);
+		ASSERT_EQ(0, kill(pid, SIGSTOP));
+		ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
+		if (!WIFSTOPPED(status))
+			break; /* it ended and exited first */
+		if (!atomic_load(&c->ended) && stopped_in_ioctl(pid))
+			(*landed)++;
+		ASSERT_EQ(0, kill(pid, SIGCONT));
+	}
+	if (!WIFEXITED(status))
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(1, atomic_load(&c->ended));
+	memcpy(arg, c->arg, size);
+	ret = c->ret;
+	err = c->err;
+	munmap(c, sizeof(*c));
+	TH_LOG("%d of the stops came while the ioctl ran: it returned %d (%s)", *landed, ret,
+	       ret ? strerror(err) : "no error");
+	errno = err;
+	return ret;
+}
+
+#define SKIP_IF_NOT_STOPPED(landed)                                                        \
+	do {                                                                               \
+		if (!(landed))                                                             \
+			TW_SKIP(return, "the ioctl ended before a stop came while it ran: " \
+				"not slow enough here");                                   \
+	} while (0)
+
+/*
+ * A stop and a continue (job control, a debugger's attach; the freezer alike) while a long
+ * placement walks the sorted list, and while a long untimeout walks its hash chain, do not end
+ * the call as a handled signal does (EINTR: a_signal_undoes_a_reset and others): it had done
+ * nothing yet, and starts again. One callout is set, one moved, one cancelled, each once.
+ */
+TEST_F_TIMEOUT(slow_start, a_stop_and_a_continue_restart_a_long_set_reset_and_untimeout, 600)
+{
+	enum { DUPLICATES = SLOW_N - 16, OPS = TW_MAX_BATCH };
+	struct tw_set s = { .ticks = SLOW_FAR + 1, .cookie = 7 };
+	struct tw_untimeout u = { .func = 0xf00, .arg = 1 };
+	struct tw_op *ops = calloc(OPS, sizeof(*ops));
+	struct tw_batch b = { .ops = (uintptr_t)ops };
+	struct tw_reset r;
+	struct tw_stats st;
+	struct tw_query q;
+	__u64 k, i, first;
+	int landed, ret;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_NE(NULL, ops);
+	/* A start later than all: it walks the whole list. */
+	ret = stopped_ioctl(_metadata, self->fd, TW_IOC_SETCALLOUT, &s, 2000, 2, &landed);
+	SKIP_IF_NOT_STOPPED(landed);
+	ASSERT_EQ(0, ret) TH_LOG("the set: %s", strerror(errno));
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(SLOW_N + 1, st.outstanding);
+	EXPECT_EQ(SLOW_N + 1, st.started);
+	ASSERT_EQ(0, query(self->fd, s.handle, &q));
+	EXPECT_EQ(1, q.pending);
+	EXPECT_EQ(SLOW_FAR + 1, q.deadline - q.now);
+
+	/* To the head, then later than all again: the second reset walks the whole list. */
+	r = (struct tw_reset){ .handle = s.handle, .ticks = 1 };
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_RESET, &r)) TH_LOG("%s", strerror(errno));
+	r.ticks = SLOW_FAR + 2;
+	ret = stopped_ioctl(_metadata, self->fd, TW_IOC_RESET, &r, 2000, 2, &landed);
+	SKIP_IF_NOT_STOPPED(landed);
+	ASSERT_EQ(0, ret) TH_LOG("the reset: %s", strerror(errno));
+	ASSERT_EQ(0, query(self->fd, s.handle, &q));
+	EXPECT_EQ(1, q.pending);
+	EXPECT_EQ(SLOW_FAR + 2, q.deadline - q.now);
+
+	/* Duplicates of one key, each due before all (at the list's head, no walk), the last set
+	 * due first: the untimeout that cancels it walks the whole chain. */
+	for (k = 0; k < DUPLICATES; k += b.count) {
+		b.count = DUPLICATES - k < OPS ? DUPLICATES - k : OPS;
+		for (i = 0; i < b.count; i++)
+			ops[i] = (struct tw_op){ .op = TW_OP_TIMEOUT, .a = u.func, .b = u.arg,
+						 .c = SLOW_FAR - SLOW_N - (k + i) };
+		ASSERT_EQ(0, ioctl(self->fd, TW_IOC_BATCH, &b)) TH_LOG("%s", strerror(errno));
+		for (i = 0; i < b.count; i++)
+			ASSERT_EQ(0, ops[i].result) TH_LOG("timeout %llu", k + i);
+	}
+	first = ops[b.count - 1].handle;
+	ret = stopped_ioctl(_metadata, self->fd, TW_IOC_UNTIMEOUT, &u, 2000, 2, &landed);
+	SKIP_IF_NOT_STOPPED(landed);
+	ASSERT_EQ(0, ret) TH_LOG("the untimeout: %s", strerror(errno));
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(SLOW_N + DUPLICATES, st.outstanding);
+	EXPECT_EQ(1, st.stopped);
+	ASSERT_EQ(0, query(self->fd, first, &q));
+	EXPECT_EQ(0, q.pending) TH_LOG("the duplicate due first is still there");
+	free(ops);
+}
+
+/*
+ * A stop and a continue while the storage of the largest instance is made restart the
+ * CONFIGURE, which had configured nothing yet: it ends with the instance configured, where a
+ * handled signal ends it with EINTR (a_signal_ends_the_configuration_of_the_largest_instance).
+ * One stop: the storage a CONFIGURE gives up is freed behind it, and a second restart in a row
+ * could find the memory it needs still taken.
+ */
+TEST_F_TIMEOUT(instance, a_stop_and_a_continue_restart_the_configuration_of_the_largest_instance,
+	       300)
+{
+	bool wheel = variant->scheme >= 4 && variant->scheme <= 6;
+	struct tw_config c = {
+		.scheme = variant->scheme,
+		.clock = TW_CLOCK_MANUAL,
+		.capacity = variant->scheme == 1 ? TW_MAX_CAPACITY_SCHEME1 : TW_MAX_CAPACITY,
+		.slots = wheel ? TW_MAX_SLOTS : 0,
+		.ring = TW_MAX_RING,
+	};
+	struct tw_stats st;
+	int landed, ret;
+
+	if (self->fd < 0)
+		return;
+	ret = stopped_ioctl(_metadata, self->fd, TW_IOC_CONFIGURE, &c, 20000, 1, &landed);
+	SKIP_IF_NOT_STOPPED(landed);
+	ASSERT_EQ(0, ret) TH_LOG("the CONFIGURE: %s", strerror(errno));
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(variant->scheme, st.scheme);
+	ASSERT_EQ(0, set_callout(self->fd, 3, 7, NULL));
+	ASSERT_EQ(0, advance(self->fd, 3));
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(1, st.fired);
+}
+
 /* ---- The real clock's arming under a long batch, and behind ------------------------------ */
 
 /*
