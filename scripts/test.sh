@@ -291,7 +291,8 @@ ktap_programs=(timerwheel_test timerwheel_citizen timerwheel.sh)
 #                                signal, or the signal came before it began), the reset, batch
 #                                or ADVANCE that ended before a signal could be sent, a read or
 #                                CONFIGURE during which the flooder sent no signal, a call that
-#                                ended before a stop came while it ran;
+#                                ended before a stop, or the freeze of its cgroup, came while it
+#                                ran;
 #                                timerwheel_test: 2^20 ticks advanced before a signal could be
 #                                sent
 #   "the guest stalled"          citizen: a stall of 500 ms between a set and its unset, a tick

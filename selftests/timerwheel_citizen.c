@@ -2302,16 +2302,20 @@ static int interrupted_ioctl(struct __test_metadata *_metadata, int fd, unsigned
 	return ret;
 }
 
+/* Skips the test unless what was to interrupt the ioctl `came` while it ran (`why` not). */
+#define SKIP_IF_NOT_SLOW(came, why)                                                        \
+	do {                                                                               \
+		if (!(came))                                                               \
+			TW_SKIP(return, why ": not slow enough here");                     \
+	} while (0)
+
 /*
  * The signal did not come while the ioctl ran: it ended first (the geometry was not slow
  * enough here), or, after a stall, the signal came before it began.
  */
 #define SKIP_IF_UNSIGNALLED(late)                                                          \
-	do {                                                                               \
-		if (!(late))                                                               \
-			TW_SKIP(return, "the ioctl ended before the signal, or the "       \
-				"signal came before it began: not slow enough here");      \
-	} while (0)
+	SKIP_IF_NOT_SLOW(late, "the ioctl ended before the signal, or the signal came before " \
+			       "it began")
 
 /*
  * Slow starts: the sorted lists (scheme 2, and scheme 5 with its fewest slots) filled with n
@@ -3754,20 +3758,89 @@ TEST_F_TIMEOUT(slow_start, a_signal_undoes_a_reset, 300)
 
 /* ---- A stop and a continue restart a long call that has done nothing ------------------------ */
 
-struct stopped_call {
+/* A system call a child process makes, in memory the parent shares. */
+struct child_call {
 	atomic_int began, ended;
-	int ret, err;
-	__u64 arg[64]; /* the ioctl's argument, in memory the child that makes the call shares */
+	long ret;
+	int err;
+	__u64 arg[64]; /* the ioctl's argument, or read(2)'s buffer */
 };
 
-/* Whether stopped process `pid` stopped on its way out of an ioctl (/proc/PID/syscall). */
-static int stopped_in_ioctl(pid_t pid)
+/*
+ * Forks a child that joins cgroup directory `cgroup` (unless NULL), then makes ioctl(fd, cmd,
+ * arg), or, where cmd is 0, read(2) of `size` bytes, into c->arg (`size` bytes of `arg` copied
+ * there first). *c is shared memory (munmap it); returns the child's pid.
+ */
+static pid_t child_call(struct child_call **cp, const char *cgroup, int fd, unsigned long cmd,
+			const void *arg, size_t size)
+{
+	struct child_call *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	char me[32];
+	pid_t pid;
+
+	*cp = c;
+	if (c == MAP_FAILED || size > sizeof(c->arg))
+		return -1;
+	if (arg)
+		memcpy(c->arg, arg, size);
+	pid = fork();
+	if (pid)
+		return pid;
+	snprintf(me, sizeof(me), "%d", (int)getpid());
+	if (cgroup && write_at(cgroup, "cgroup.procs", me))
+		_exit(2);
+	atomic_store(&c->began, 1);
+	c->ret = cmd ? ioctl(fd, cmd, c->arg) : read(fd, c->arg, size);
+	c->err = errno;
+	atomic_store(&c->ended, 1);
+	_exit(0);
+}
+
+/*
+ * Whether process `pid`, not running, is in system call `nr`, or stopped (or frozen) on its way
+ * out of it: /proc/PID/syscall.
+ */
+static int held_in(pid_t pid, long nr)
 {
 	char path[64], text[64], want[16];
 
 	snprintf(path, sizeof(path), "/proc/%d/syscall", pid);
-	snprintf(want, sizeof(want), "%ld ", (long)SYS_ioctl);
+	snprintf(want, sizeof(want), "%ld ", nr);
 	return !read_text(path, text, sizeof(text)) && !strncmp(text, want, strlen(want));
+}
+
+/*
+ * Sets n timeouts of (func, arg), in batches, the first due `ticks` from now and each next one a
+ * tick earlier (at the head of a sorted list, no walk): the last set is due first. Returns its
+ * handle.
+ */
+static __u64 set_duplicates(struct __test_metadata *_metadata, int fd, __u64 func, __u64 arg,
+			    __u64 n, __u64 ticks)
+{
+	enum { OPS = TW_MAX_BATCH };
+	struct tw_op *ops = calloc(OPS, sizeof(*ops));
+	struct tw_batch b = { .ops = (uintptr_t)ops };
+	__u64 k, i, last = 0;
+
+	if (!ops)
+		return 0;
+	for (k = 0; k < n; k += b.count) {
+		b.count = n - k < OPS ? n - k : OPS;
+		for (i = 0; i < b.count; i++)
+			ops[i] = (struct tw_op){ .op = TW_OP_TIMEOUT, .a = func, .b = arg,
+						 .c = ticks - (k + i) };
+		if (ioctl(fd, TW_IOC_BATCH, &b)) {
+			TH_LOG("batch at %llu: %s", k, strerror(errno));
+			break;
+		}
+		for (i = 0; i < b.count; i++)
+			if (ops[i].result)
+				TH_LOG("timeout %llu: %s", k + i, strerror(-ops[i].result));
+		last = ops[b.count - 1].result ? 0 : ops[b.count - 1].handle;
+	}
+	free(ops);
+	return last;
 }
 
 /*
@@ -3781,24 +3854,13 @@ static int stopped_in_ioctl(pid_t pid)
 static int stopped_ioctl(struct __test_metadata *_metadata, int fd, unsigned long cmd, void *arg,
 			 int gap_us, int stops, int *landed)
 {
-	struct stopped_call *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
-				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	size_t size = _IOC_SIZE(cmd);
 	int status = 0, ret, err;
+	struct child_call *c;
 	pid_t pid;
 
-	ASSERT_NE(MAP_FAILED, c);
-	ASSERT_GE(sizeof(c->arg), size);
-	memcpy(c->arg, arg, size);
-	pid = fork();
+	pid = child_call(&c, NULL, fd, cmd, arg, size);
 	ASSERT_LE(0, pid);
-	if (!pid) {
-		atomic_store(&c->began, 1);
-		c->ret = ioctl(fd, cmd, c->arg);
-		c->err = errno;
-		atomic_store(&c->ended, 1);
-		_exit(0);
-	}
 	*landed = 0;
 	WAIT_FOR(atomic_load(&c->began));
 	while (*landed < stops && !atomic_load(&c->ended)) {
@@ -3807,7 +3869,7 @@ static int stopped_ioctl(struct __test_metadata *_metadata, int fd, unsigned lon
 		ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
 		if (!WIFSTOPPED(status))
 			break; /* it ended and exited first */
-		if (!atomic_load(&c->ended) && stopped_in_ioctl(pid))
+		if (!atomic_load(&c->ended) && held_in(pid, SYS_ioctl))
 			(*landed)++;
 		ASSERT_EQ(0, kill(pid, SIGCONT));
 	}
@@ -3826,11 +3888,7 @@ static int stopped_ioctl(struct __test_metadata *_metadata, int fd, unsigned lon
 }
 
 #define SKIP_IF_NOT_STOPPED(landed)                                                        \
-	do {                                                                               \
-		if (!(landed))                                                             \
-			TW_SKIP(return, "the ioctl ended before a stop came while it ran: " \
-				"not slow enough here");                                   \
-	} while (0)
+	SKIP_IF_NOT_SLOW(landed, "the ioctl ended before a stop came while it ran")
 
 /*
  * A stop and a continue (job control, a debugger's attach; the freezer alike) while a long
@@ -3840,20 +3898,17 @@ static int stopped_ioctl(struct __test_metadata *_metadata, int fd, unsigned lon
  */
 TEST_F_TIMEOUT(slow_start, a_stop_and_a_continue_restart_a_long_set_reset_and_untimeout, 600)
 {
-	enum { DUPLICATES = SLOW_N - 16, OPS = TW_MAX_BATCH };
+	enum { DUPLICATES = SLOW_N - 16 };
 	struct tw_set s = { .ticks = SLOW_FAR + 1, .cookie = 7 };
 	struct tw_untimeout u = { .func = 0xf00, .arg = 1 };
-	struct tw_op *ops = calloc(OPS, sizeof(*ops));
-	struct tw_batch b = { .ops = (uintptr_t)ops };
 	struct tw_reset r;
 	struct tw_stats st;
 	struct tw_query q;
-	__u64 k, i, first;
 	int landed, ret;
+	__u64 first;
 
 	if (self->fd < 0)
 		return;
-	ASSERT_NE(NULL, ops);
 	/* A start later than all: it walks the whole list. */
 	ret = stopped_ioctl(_metadata, self->fd, TW_IOC_SETCALLOUT, &s, 2000, 2, &landed);
 	SKIP_IF_NOT_STOPPED(landed);
@@ -3876,18 +3931,10 @@ TEST_F_TIMEOUT(slow_start, a_stop_and_a_continue_restart_a_long_set_reset_and_un
 	EXPECT_EQ(1, q.pending);
 	EXPECT_EQ(SLOW_FAR + 2, q.deadline - q.now);
 
-	/* Duplicates of one key, each due before all (at the list's head, no walk), the last set
-	 * due first: the untimeout that cancels it walks the whole chain. */
-	for (k = 0; k < DUPLICATES; k += b.count) {
-		b.count = DUPLICATES - k < OPS ? DUPLICATES - k : OPS;
-		for (i = 0; i < b.count; i++)
-			ops[i] = (struct tw_op){ .op = TW_OP_TIMEOUT, .a = u.func, .b = u.arg,
-						 .c = SLOW_FAR - SLOW_N - (k + i) };
-		ASSERT_EQ(0, ioctl(self->fd, TW_IOC_BATCH, &b)) TH_LOG("%s", strerror(errno));
-		for (i = 0; i < b.count; i++)
-			ASSERT_EQ(0, ops[i].result) TH_LOG("timeout %llu", k + i);
-	}
-	first = ops[b.count - 1].handle;
+	/* Duplicates of one key, each due before all: the untimeout that cancels the one due
+	 * first walks the whole chain. */
+	first = set_duplicates(_metadata, self->fd, u.func, u.arg, DUPLICATES, SLOW_FAR - SLOW_N);
+	ASSERT_NE(0, first);
 	ret = stopped_ioctl(_metadata, self->fd, TW_IOC_UNTIMEOUT, &u, 2000, 2, &landed);
 	SKIP_IF_NOT_STOPPED(landed);
 	ASSERT_EQ(0, ret) TH_LOG("the untimeout: %s", strerror(errno));
@@ -3896,7 +3943,6 @@ TEST_F_TIMEOUT(slow_start, a_stop_and_a_continue_restart_a_long_set_reset_and_un
 	EXPECT_EQ(1, st.stopped);
 	ASSERT_EQ(0, query(self->fd, first, &q));
 	EXPECT_EQ(0, q.pending) TH_LOG("the duplicate due first is still there");
-	free(ops);
 }
 
 /*
@@ -3931,6 +3977,146 @@ TEST_F_TIMEOUT(instance, a_stop_and_a_continue_restart_the_configuration_of_the_
 	ASSERT_EQ(0, advance(self->fd, 3));
 	ASSERT_EQ(0, get_stats(self->fd, &st));
 	EXPECT_EQ(1, st.fired);
+}
+
+/* ---- The cgroup freezer ------------------------------------------------------------------- */
+
+struct freezer {
+	char cg[512];
+	bool mounted;
+};
+
+/*
+ * Makes a cgroup to freeze processes in; 0, or -1 where the kernel has no cgroup v2 freezer
+ * (no CONFIG_CGROUPS: the caller skips).
+ */
+static int freezer_make(struct __test_metadata *_metadata, struct freezer *fz)
+{
+	const char *root = cgroup2_root(&fz->mounted);
+	char path[600];
+
+	if (!root)
+		return -1;
+	snprintf(fz->cg, sizeof(fz->cg), "%s/timerwheel-freezer-%d", root, (int)getpid());
+	if (mkdir(fz->cg, 0755)) {
+		TH_LOG("mkdir %s: %s", fz->cg, strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/cgroup.freeze", fz->cg);
+	if (access(path, W_OK)) {
+		rmdir(fz->cg);
+		return -1;
+	}
+	return 0;
+}
+
+/* Freezes (1) or thaws (0) the cgroup and waits (up to PROMPT_NS) until cgroup.events says so. */
+static int freezer_set(struct freezer *fz, int frozen)
+{
+	char events[600];
+
+	snprintf(events, sizeof(events), "%s/cgroup.events", fz->cg);
+	if (write_at(fz->cg, "cgroup.freeze", frozen ? "1" : "0"))
+		return -1;
+	return WAIT_FOR(counter(events, "frozen") == frozen) ? 0 : -1;
+}
+
+static void freezer_remove(struct __test_metadata *_metadata, struct freezer *fz)
+{
+	EXPECT_EQ(0, rmdir(fz->cg)) TH_LOG("rmdir %s: %s", fz->cg, strerror(errno));
+	if (fz->mounted)
+		EXPECT_EQ(0, umount("/sys/fs/cgroup")) TH_LOG("%s", strerror(errno));
+}
+
+#define SKIP_IF_NO_FREEZER(fz)                                                             \
+	do {                                                                               \
+		if (freezer_make(_metadata, (fz)))                                         \
+			TW_SKIP(return, "no cgroup v2 freezer (the kernel has no "         \
+				"CONFIG_CGROUPS, or none before 5.2)");                    \
+	} while (0)
+
+/*
+ * The cgroup v2 freezer (cgroup.freeze; the system's freezer, at suspend, stops tasks alike)
+ * freezes a process waiting in read(2) for a record, since the wait is interruptible:
+ * cgroup.events says frozen. A record that comes meanwhile waits in the ring, unread; thawed,
+ * the read starts again and returns it.
+ */
+TEST_F_TIMEOUT(file, a_reader_waiting_in_a_frozen_cgroup_freezes_and_thawed_reads_its_record, 120)
+{
+	struct child_call *r;
+	struct tw_fired rec;
+	struct freezer fz;
+	int status;
+	pid_t pid;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, configure_manual(self->fd, 0, 0, 16));
+	ASSERT_EQ(0, set_callout(self->fd, 5, 42, NULL));
+	SKIP_IF_NO_FREEZER(&fz);
+	pid = child_call(&r, fz.cg, self->fd, 0, NULL, sizeof(rec));
+	ASSERT_LE(0, pid);
+	EXPECT_TRUE(WAIT_FOR(atomic_load(&r->began) && held_in(pid, SYS_read)))
+		TH_LOG("the reader did not wait in read(2)");
+	EXPECT_EQ(0, freezer_set(&fz, 1)) TH_LOG("the waiting reader did not freeze");
+	ASSERT_EQ(0, advance(self->fd, 5));
+	usleep(100000);
+	EXPECT_EQ(0, atomic_load(&r->ended)) TH_LOG("a frozen reader read");
+	EXPECT_EQ(0, freezer_set(&fz, 0)) TH_LOG("the reader did not thaw");
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("status %#x", status);
+	EXPECT_EQ((long)sizeof(rec), r->ret) TH_LOG("the read: %s", strerror(r->err));
+	memcpy(&rec, r->arg, sizeof(rec));
+	EXPECT_EQ(42, rec.cookie);
+	munmap(r, sizeof(*r));
+	freezer_remove(_metadata, &fz);
+}
+
+/*
+ * A process frozen with its cgroup during a long untimeout walk (thousands of duplicates of its
+ * key) is held on its way out of the ioctl, the walk having cancelled nothing; thawed, the call
+ * starts again and cancels the duplicate due first, once: the freezer is no signal to end it
+ * with EINTR on.
+ */
+TEST_F_TIMEOUT(file, an_untimeout_walk_frozen_with_its_cgroup_goes_on_thawed, 300)
+{
+	enum { DUPLICATES = 100000 };
+	struct tw_untimeout u = { .func = 0xf00, .arg = 1 };
+	struct child_call *c;
+	struct freezer fz;
+	struct tw_stats st;
+	struct tw_query q;
+	int status, held;
+	__u64 first;
+	pid_t pid;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, configure_manual(self->fd, 0, 0, DUPLICATES + 16));
+	first = set_duplicates(_metadata, self->fd, u.func, u.arg, DUPLICATES, DUPLICATES + 50);
+	ASSERT_NE(0, first);
+	SKIP_IF_NO_FREEZER(&fz);
+	pid = child_call(&c, fz.cg, self->fd, TW_IOC_UNTIMEOUT, &u, sizeof(u));
+	ASSERT_LE(0, pid);
+	WAIT_FOR(atomic_load(&c->began));
+	usleep(2000);
+	EXPECT_EQ(0, freezer_set(&fz, 1)) TH_LOG("the walking process did not freeze");
+	held = !atomic_load(&c->ended) && held_in(pid, SYS_ioctl);
+	EXPECT_EQ(0, freezer_set(&fz, 0)) TH_LOG("the walking process did not thaw");
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("status %#x", status);
+	freezer_remove(_metadata, &fz);
+	TH_LOG("%s; the untimeout returned %ld (%s)",
+	       held ? "frozen in the walk" : "the walk had ended when the freeze came", c->ret,
+	       c->ret ? strerror(c->err) : "no error");
+	SKIP_IF_NOT_SLOW(held, "the untimeout ended before the freeze came");
+	EXPECT_EQ(0, c->ret);
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(DUPLICATES - 1, st.outstanding);
+	EXPECT_EQ(1, st.stopped);
+	ASSERT_EQ(0, query(self->fd, first, &q));
+	EXPECT_EQ(0, q.pending) TH_LOG("the duplicate due first is still there");
+	munmap(c, sizeof(*c));
 }
 
 /* ---- The real clock's arming under a long batch, and behind ------------------------------ */
