@@ -31,8 +31,10 @@
  * an UNTIMEOUT walk, a CONFIGURE) starts again as if nothing had come between where no handler
  * runs (a stop and a continue, a debugger's attach, the freezer), as poll(2) does; a handler
  * ends it with EINTR, SA_RESTART or not, since a call started over under a stream of handled
- * signals might never end. ADVANCE, BATCH and the benches, which have done something by then,
- * end with EINTR whatever the signal.
+ * signals might never end. Started over, a set or reset counts its ticks from then, a reset
+ * finds its callout fired if it came due meanwhile (ENOENT), and a CONFIGURE may find the
+ * memory the one given up made still being freed (ENOMEM). ADVANCE, BATCH and the benches,
+ * which have done something by then, end with EINTR whatever the signal.
  *
  * Statistics are also shown as "key: value" lines in /proc/PID/fdinfo/FD, after the kernel's
  * own (pos, flags, mnt_id, ino): every field of struct tw_stats, by its name, but the lateness
