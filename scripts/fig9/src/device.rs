@@ -176,7 +176,7 @@ impl Instance for Device {
             self.update::<TW_IOC_BENCH, _>(&mut b).map(|()| b)
         };
         // The ticks a TW_BENCH_TICK ran before a signal stay run, and their expiries are
-        // processed: its EINTR stands, and the point is not measured.
+        // processed: its EINTR stands (the turnover measure starts again on a fresh instance).
         match request.kind {
             TW_BENCH_TICK => call(),
             _ => again_if_interrupted(call),
@@ -199,7 +199,7 @@ const INTERRUPTIONS: u32 = 100;
 /// control, a debugger's attach, the freezer), and a bench of resets, the instance's or
 /// Linux's, leaves nothing behind. This tool catches no signal, so that a sweep stopped and
 /// continued goes on where it was.
-fn again_if_interrupted<T>(mut call: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+pub fn again_if_interrupted<T>(mut call: impl FnMut() -> io::Result<T>) -> io::Result<T> {
     let mut tries = 0;
     loop {
         match call() {

@@ -53,6 +53,7 @@
 //! callouts set, then cancelled in random order): list order then differs from memory order,
 //! as in a long-running kernel, and the walk of a measured reset touches memory at random.
 
+use crate::device::again_if_interrupted;
 use crate::device::Instance;
 use crate::device::Opener;
 use crate::measure::measure;
@@ -1071,7 +1072,8 @@ fn turnover_point(ctx: &mut Ctx, label: &str, scheme: u32, n: u64) {
     let what = format!(" over a turnover of {TURNOVER} ticks");
     tick_rows(ctx, &curve, n, &what, |ctx, repeat| {
         let seed = seed_for(ctx.setup.seed, &curve, n) ^ u64::from(repeat);
-        let ns = turnover(ctx, scheme, n, seed)?;
+        // A turnover a stop ended (EINTR: its ticks stay run) is made again on a fresh instance.
+        let ns = again_if_interrupted(|| turnover(ctx, scheme, n, seed))?;
         Ok(Some((ns as f64 / TURNOVER as f64, TURNOVER)))
     });
 }
@@ -1795,6 +1797,33 @@ mod tests {
             rows.iter().map(k).collect()
         };
         assert_eq!(key(&res.fig9), key(&all.fig9));
+    }
+
+    #[test]
+    fn a_turnover_a_stop_ended_is_made_again_on_a_fresh_instance() {
+        // The first turnover's ticks end with EINTR, as a stop and a continue end them.
+        let ticks = Cell::new(0);
+        let world = World::new(move |s, k, n| {
+            if k == TW_BENCH_TICK {
+                ticks.set(ticks.get() + 1);
+                if ticks.get() == 1 {
+                    return Err(4);
+                }
+            }
+            costs(s, k, n)
+        });
+        let s = setup();
+        let open = world.opener();
+        let mut c = ctx(&s, &*open);
+        turnover_point(&mut c, "scheme7", 7, 1000);
+        assert_eq!(c.res.errors, 0, "{:?}", c.res.notes);
+        let rows: Vec<_> = c.res.tick.iter().map(|r| r.ns_per_tick).collect();
+        assert_eq!(rows, vec![Some(50.0); s.repeats as usize]);
+        let benches = world.benches.borrow();
+        assert_eq!(benches.len(), s.repeats as usize + 1);
+        assert!(benches
+            .iter()
+            .all(|&(_, k, n, _, _)| k == TW_BENCH_TICK && n == 1000));
     }
 
     #[test]
