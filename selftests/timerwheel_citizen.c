@@ -4093,6 +4093,7 @@ TEST_F_TIMEOUT(file, an_untimeout_walk_frozen_with_its_cgroup_goes_on_thawed, 30
 	struct freezer fz;
 	struct tw_stats st;
 	struct tw_query q;
+	bool failed = false;
 	int status, held;
 	__u64 first;
 	pid_t pid;
@@ -4106,10 +4107,19 @@ TEST_F_TIMEOUT(file, an_untimeout_walk_frozen_with_its_cgroup_goes_on_thawed, 30
 	pid = child_call(&c, fz.cg, self->fd, TW_IOC_UNTIMEOUT, &u, sizeof(u));
 	ASSERT_LE(0, pid);
 	WAIT_FOR(atomic_load(&c->began));
-	usleep(2000);
-	EXPECT_EQ(0, freezer_set(&fz, 1)) TH_LOG("the walking process did not freeze");
-	held = !atomic_load(&c->ended) && held_in(pid, SYS_ioctl);
-	EXPECT_EQ(0, freezer_set(&fz, 0)) TH_LOG("the walking process did not thaw");
+	/* Frozen and thawed again and again until a freeze comes while it walks, or it ends. */
+	for (held = 0; !held && !failed && !atomic_load(&c->ended);) {
+		if (freezer_set(&fz, 1)) {
+			TH_LOG("the walking process did not freeze");
+			failed = true;
+		}
+		held = !atomic_load(&c->ended) && held_in(pid, SYS_ioctl);
+		if (freezer_set(&fz, 0)) {
+			TH_LOG("the walking process did not thaw");
+			failed = true;
+		}
+	}
+	EXPECT_FALSE(failed);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("status %#x", status);
 	freezer_remove(_metadata, &fz);
