@@ -3369,6 +3369,37 @@ TEST_F_TIMEOUT(instance, untimeout_ends_while_another_thread_resets_a_duplicate,
 }
 
 /*
+ * The largest instance the uapi accepts for `scheme` (some 450 MiB: TW_MAX_CAPACITY callouts with
+ * the legacy tables, TW_MAX_SLOTS slots where the scheme has them, TW_MAX_RING records), on the
+ * manual clock.
+ */
+static struct tw_config largest_config(__u32 scheme)
+{
+	bool wheel = scheme >= 4 && scheme <= 6;
+
+	return (struct tw_config){
+		.scheme = scheme,
+		.clock = TW_CLOCK_MANUAL,
+		.capacity = scheme == 1 ? TW_MAX_CAPACITY_SCHEME1 : TW_MAX_CAPACITY,
+		.slots = wheel ? TW_MAX_SLOTS : 0,
+		.ring = TW_MAX_RING,
+	};
+}
+
+/* The instance on `fd` is configured with `scheme`, and a callout set on it fires. */
+static void expect_configured_and_firing(struct __test_metadata *_metadata, int fd, __u32 scheme)
+{
+	struct tw_stats st;
+
+	ASSERT_EQ(0, get_stats(fd, &st));
+	EXPECT_EQ(scheme, st.scheme);
+	ASSERT_EQ(0, set_callout(fd, 3, 7, NULL));
+	ASSERT_EQ(0, advance(fd, 3));
+	ASSERT_EQ(0, get_stats(fd, &st));
+	EXPECT_EQ(1, st.fired);
+}
+
+/*
  * CONFIGURE of the largest instance the uapi accepts (some 450 MiB: TW_MAX_CAPACITY callouts with
  * the legacy tables, TW_MAX_SLOTS slots where the scheme has them, TW_MAX_RING records) takes
  * seconds in an emulated debug guest. Under a stream of signals it ends with EINTR, whatever the
@@ -3380,14 +3411,7 @@ TEST_F_TIMEOUT(instance, untimeout_ends_while_another_thread_resets_a_duplicate,
  */
 TEST_F_TIMEOUT(instance, a_signal_ends_the_configuration_of_the_largest_instance, 300)
 {
-	bool wheel = variant->scheme >= 4 && variant->scheme <= 6;
-	struct tw_config c = {
-		.scheme = variant->scheme,
-		.clock = TW_CLOCK_MANUAL,
-		.capacity = variant->scheme == 1 ? TW_MAX_CAPACITY_SCHEME1 : TW_MAX_CAPACITY,
-		.slots = wheel ? TW_MAX_SLOTS : 0,
-		.ring = TW_MAX_RING,
-	};
+	struct tw_config c = largest_config(variant->scheme);
 	struct flood f = { .target = pthread_self(), .sig = SIGUSR1 };
 	struct tw_stats st;
 	unsigned long sent;
@@ -3420,12 +3444,7 @@ TEST_F_TIMEOUT(instance, a_signal_ends_the_configuration_of_the_largest_instance
 	EXPECT_EQ(0, st.scheme) TH_LOG("the interrupted CONFIGURE left the instance configured");
 	ASSERT_EQ(0, configure_manual(self->fd, variant->scheme, variant->slots, 16))
 		TH_LOG("CONFIGURE after the interrupted one: %s", strerror(errno));
-	ASSERT_EQ(0, get_stats(self->fd, &st));
-	EXPECT_EQ(variant->scheme, st.scheme);
-	ASSERT_EQ(0, set_callout(self->fd, 3, 7, NULL));
-	ASSERT_EQ(0, advance(self->fd, 3));
-	ASSERT_EQ(0, get_stats(self->fd, &st));
-	EXPECT_EQ(1, st.fired);
+	expect_configured_and_firing(_metadata, self->fd, variant->scheme);
 }
 
 /*
@@ -3959,15 +3978,7 @@ TEST_F_TIMEOUT(slow_start, a_stop_and_a_continue_restart_a_long_set_reset_and_un
 TEST_F_TIMEOUT(instance, a_stop_and_a_continue_restart_the_configuration_of_the_largest_instance,
 	       300)
 {
-	bool wheel = variant->scheme >= 4 && variant->scheme <= 6;
-	struct tw_config c = {
-		.scheme = variant->scheme,
-		.clock = TW_CLOCK_MANUAL,
-		.capacity = variant->scheme == 1 ? TW_MAX_CAPACITY_SCHEME1 : TW_MAX_CAPACITY,
-		.slots = wheel ? TW_MAX_SLOTS : 0,
-		.ring = TW_MAX_RING,
-	};
-	struct tw_stats st;
+	struct tw_config c = largest_config(variant->scheme);
 	int landed, ret;
 
 	if (self->fd < 0)
@@ -3975,12 +3986,7 @@ TEST_F_TIMEOUT(instance, a_stop_and_a_continue_restart_the_configuration_of_the_
 	ret = stopped_ioctl(_metadata, self->fd, TW_IOC_CONFIGURE, &c, 20000, 1, &landed);
 	SKIP_IF_NOT_STOPPED(landed);
 	ASSERT_EQ(0, ret) TH_LOG("the CONFIGURE: %s", strerror(errno));
-	ASSERT_EQ(0, get_stats(self->fd, &st));
-	EXPECT_EQ(variant->scheme, st.scheme);
-	ASSERT_EQ(0, set_callout(self->fd, 3, 7, NULL));
-	ASSERT_EQ(0, advance(self->fd, 3));
-	ASSERT_EQ(0, get_stats(self->fd, &st));
-	EXPECT_EQ(1, st.fired);
+	expect_configured_and_firing(_metadata, self->fd, variant->scheme);
 }
 
 /* ---- The cgroup freezer ------------------------------------------------------------------- */
