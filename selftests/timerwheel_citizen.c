@@ -2215,7 +2215,6 @@ TEST_F_TIMEOUT(readiness, io_uring_reads_a_record_when_it_comes_and_lets_go_of_a
 	struct io_uring_cqe cqe;
 	struct tw_info before, info;
 	struct uring r;
-	__u64 t0;
 	int fd2;
 
 	if (self->fd < 0)
@@ -2245,11 +2244,8 @@ TEST_F_TIMEOUT(readiness, io_uring_reads_a_record_when_it_comes_and_lets_go_of_a
 	ASSERT_EQ(0, get_info(self->fd, &info));
 	EXPECT_EQ(before.instances + 1, info.instances) TH_LOG("the waiting read holds the file");
 	uring_exit(&r);
-	t0 = now_ns();
-	while (info.instances != before.instances && now_ns() - t0 < PROMPT_NS) {
-		usleep(10000);
-		ASSERT_EQ(0, get_info(self->fd, &info));
-	}
+	WAIT_FOR(!get_info(self->fd, &info) && info.instances == before.instances);
+	ASSERT_EQ(0, get_info(self->fd, &info));
 	EXPECT_EQ(before.instances, info.instances) TH_LOG("the instance not released in 30 s");
 }
 
