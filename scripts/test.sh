@@ -131,6 +131,7 @@ dmesg_reports=(
 	"usercopy: Kernel memory exposure attempt detected from SLUB object 'kmalloc-64' (offset 0, size 128)!"
 	'list_del corruption. prev->next should be ffff888012345678, but was ffff888087654321. (prev=ffff888011111111)'
 	'ODEBUG: free active (active state 0) object: ffff888012345678 object type: hrtimer hint: 0x0'
+	'ODEBUG: Out of memory. ODEBUG disabled'
 	'timerwheel_citi invoked oom-killer: gfp_mask=0x402cc2(GFP_KERNEL_ACCOUNT|__GFP_HIGHMEM|__GFP_NOWARN), order=0, oom_score_adj=0'
 	'unreferenced object 0xffff888012345678 (size 64):'
 	'kmemleak: Kernel memory leak detector disabled'

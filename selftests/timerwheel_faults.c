@@ -12,8 +12,8 @@
  * still armed, or frees nothing.
  *
  *   open       opening the device: an instance made whole or not at all (tw_info.instances)
- *   configure  CONFIGURE of each scheme, and the defaults a first SETCALLOUT configures: the
- *              file stays unconfigured, and configures and fires after
+ *   configure  CONFIGURE of each scheme, and the defaults a first SETCALLOUT, TIMEOUT or batch
+ *              configures: the file stays unconfigured, and configures and fires after
  *   batch      a batch's copy of its operations: no operation run, no callout lost or moved
  *   bench      the benches of Linux's timers (timer_list and hrtimer, alone and in a pair with
  *              an instance bench): the timers made so far taken down, the next bench runs
@@ -43,13 +43,16 @@
 /*
  * The fault injection settings the tests need, and the values they set: allocations that may
  * sleep fail too (GFP_KERNEL: by default only atomic ones do), single pages too (by default only
- * larger ones), no report of each fault in the kernel's log, and, for the threads that ask
- * (/proc/thread-self/make-it-fail), every allocation once fail-nth has counted down.
+ * larger ones), every cache, no report of each fault in the kernel's log, and, for the threads
+ * that ask (/proc/thread-self/make-it-fail), every allocation once fail-nth has counted down.
+ * Set in this order and restored in the reverse one, so that no other task meets a fault on the
+ * way: the task filter is on before the probability is raised, and stays on until it is back.
  */
 static const struct {
 	const char *path, *value;
 } knobs[] = {
 	{ DEBUGFS "/failslab/ignore-gfp-wait", "N" },
+	{ DEBUGFS "/failslab/cache-filter", "N" },
 	{ DEBUGFS "/failslab/verbose", "0" },
 	{ DEBUGFS "/failslab/task-filter", "Y" },
 	{ DEBUGFS "/failslab/probability", "100" },
@@ -96,23 +99,35 @@ static int write_small(const char *path, const char *value)
 
 /*
  * The fault injection of a test: `nth` and `all` are this thread's fail-nth and make-it-fail,
- * `saved` the settings it found (restored by the teardown), `fd` the test's file of the device.
+ * `saved` the settings it found and `set` how many of them it changed (restored by the
+ * teardown), `fd` the test's file of the device.
  */
 struct faults {
 	int nth, all;
 	int fd;
-	bool set;
+	size_t set;
 	char saved[N_KNOBS][32];
 };
+
+/* Puts back the first `f->set` settings, the last changed first. */
+static void restore_knobs(struct faults *f)
+{
+	while (f->set > 0) {
+		f->set--;
+		write_small(knobs[f->set].path, f->saved[f->set]);
+	}
+}
 
 /* Sets fault injection up for this thread; SKIPs where the kernel has none. */
 static void faults_setup(struct __test_metadata *_metadata, struct faults *f)
 {
+	const char *path;
 	size_t i;
+	int err;
 
 	f->fd = -1;
 	f->all = -1;
-	f->set = false;
+	f->set = 0;
 	f->nth = open("/proc/thread-self/fail-nth", O_RDWR);
 	if (f->nth < 0 && errno == ENOENT)
 		TW_SKIP(return, "no /proc/thread-self/fail-nth: a kernel without CONFIG_FAULT_INJECTION");
@@ -125,24 +140,31 @@ static void faults_setup(struct __test_metadata *_metadata, struct faults *f)
 		if (read_small(knobs[i].path, f->saved[i], sizeof(f->saved[i])))
 			TW_SKIP(return, "no %s: a kernel without CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC"
 				" or CONFIG_FAULT_INJECTION_DEBUG_FS", knobs[i].path);
-	f->set = true;
-	for (i = 0; i < N_KNOBS; i++) {
-		const char *path = knobs[i].path;
-
-		ASSERT_EQ(0, write_small(path, knobs[i].value)) TH_LOG("%s: %s", path, strerror(errno));
-	}
+	/* There, fail-nth counts every copy from and to user space too, and fails one. */
+	if (!access(DEBUGFS "/fail_usercopy", F_OK))
+		TW_SKIP(return, "a kernel with CONFIG_FAULT_INJECTION_USERCOPY: fail-nth would fail"
+			" the calls' copies of their arguments");
 	/*
 	 * Every page of the process present from now on, so that no page fault of its own (whose
 	 * allocation a fault armed for a call could fail) comes between arming a fault and the call.
 	 */
 	ASSERT_EQ(0, mlockall(MCL_CURRENT | MCL_FUTURE)) TH_LOG("mlockall: %s", strerror(errno));
 	f->fd = tw_open(_metadata);
+	if (f->fd < 0)
+		return;
+	/* Last: the teardown, which restores them, does not run after a failed setup. */
+	for (i = 0; i < N_KNOBS; i++, f->set++) {
+		if (!write_small(knobs[i].path, knobs[i].value))
+			continue;
+		err = errno;
+		path = knobs[i].path;
+		restore_knobs(f);
+		ASSERT_TRUE(false) TH_LOG("%s: %s", path, strerror(err));
+	}
 }
 
 static void faults_teardown(struct faults *f)
 {
-	size_t i;
-
 	/* Disarmed first: an ASSERT may end a test while a fault is armed. */
 	if (f->all >= 0) {
 		if (pwrite(f->all, "0", 1, 0) != 1)
@@ -154,9 +176,7 @@ static void faults_teardown(struct faults *f)
 			perror("fail-nth");
 		close(f->nth);
 	}
-	if (f->set)
-		for (i = 0; i < N_KNOBS; i++)
-			write_small(knobs[i].path, f->saved[i]);
+	restore_knobs(f);
 	if (f->fd >= 0)
 		close(f->fd);
 }
@@ -164,6 +184,7 @@ static void faults_teardown(struct faults *f)
 /* One call made with faults from its Nth fault site. */
 struct attempt {
 	bool reached; /* the call reached the site: it failed there, or went on without it */
+	unsigned int left; /* else how many sites short of it the call ended */
 	int ret, err;
 };
 
@@ -191,7 +212,8 @@ static struct attempt fail_nth(struct __test_metadata *_metadata, const struct f
 	memset(buf, 0, sizeof(buf));
 	ASSERT_LT(0, pread(f->nth, buf, sizeof(buf) - 1, 0)) TH_LOG("fail-nth: %s", strerror(errno));
 	/* 0: the fault was injected; else the sites still to come before it. */
-	a.reached = strtoul(buf, NULL, 10) == 0;
+	a.left = strtoul(buf, NULL, 10);
+	a.reached = a.left == 0;
 	if (!a.reached)
 		ASSERT_EQ(1, pwrite(f->nth, "0", 1, 0));
 	return a;
@@ -212,12 +234,16 @@ struct trial {
  * Makes `t`'s call with its Nth fault site failing, for N = 1, 2, ... until it reaches fewer,
  * and then with every site from the Nth on failing, likewise: each attempt succeeds, or fails
  * with ENOMEM where a fault came; every call here allocates, so that some fail once everything
- * from a fault on fails.
+ * from a fault on fails. A call without faults, first, counts its sites: the count moves from
+ * one call to the next (a new slab, vmalloc's and KASAN's pages, kmemleak's and debug objects'
+ * own), and the sweep goes at least that far, so that a call that makes fewer once does not end
+ * it before its last sites.
  */
 static void under_faults(struct __test_metadata *_metadata, const struct faults *f,
 			 const struct trial *t, void *ctx)
 {
-	unsigned int n, failed;
+	const unsigned int probe = 1U << 30;
+	unsigned int n, sites, failed;
 	struct attempt a;
 	__u64 t0;
 	int from;
@@ -225,6 +251,14 @@ static void under_faults(struct __test_metadata *_metadata, const struct faults 
 	for (from = 0; from < 2; from++) {
 		failed = 0;
 		t0 = now_ns();
+		if (t->prepare)
+			t->prepare(_metadata, ctx);
+		a = fail_nth(_metadata, f, probe, false, t->call, ctx);
+		ASSERT_FALSE(a.reached);
+		ASSERT_EQ(0, a.ret) TH_LOG("%s without a fault: %s", t->what, strerror(a.err));
+		t->check(_metadata, ctx, false);
+		sites = probe - a.left;
+		ASSERT_LT(0, sites) TH_LOG("%s reached no fault site", t->what);
 		for (n = 1; n < MAX_SITES; n++) {
 			if (t->prepare)
 				t->prepare(_metadata, ctx);
@@ -234,15 +268,16 @@ static void under_faults(struct __test_metadata *_metadata, const struct faults 
 				       from ? " and all after" : "", a.ret, strerror(a.err));
 			failed += a.ret != 0;
 			t->check(_metadata, ctx, a.ret != 0);
-			if (!a.reached)
+			if (!a.reached && n > sites)
 				break;
 		}
 		ASSERT_GT(MAX_SITES, n);
 		if (from)
 			EXPECT_LT(0, failed) TH_LOG("no %s failed: no fault was injected", t->what);
-		TH_LOG("%s, %s: %u fault sites, %u of them failed it (%llu ms)", t->what,
+		TH_LOG("%s, %s: %u fault sites (%u without faults), %u of them failed it (%llu ms)",
+		       t->what,
 		       from ? "every allocation from the Nth on failing" : "the Nth allocation failing",
-		       n - 1, failed, (now_ns() - t0) / 1000000);
+		       n - 1, sites, failed, (now_ns() - t0) / 1000000);
 	}
 }
 
@@ -375,17 +410,29 @@ static int ioctl_call(void *ctx)
 	return ioctl(c->fd, c->cmd, c->arg);
 }
 
-static void setcallout_prepare(struct __test_metadata *_metadata, void *ctx)
+/* Ticks ahead on the real clock that no stall of the guest reaches: 35 years of 1 ms. */
+#define FAR (1ULL << 40)
+
+/* A first start on a fresh file: SETCALLOUT or TIMEOUT. */
+struct first_ctx {
+	struct tw_set s;
+	struct tw_timeout t;
+};
+
+static void first_prepare(struct __test_metadata *_metadata, void *ctx)
 {
 	struct call *c = ctx;
+	struct first_ctx *x = c->data;
 
 	c->fd = fresh(_metadata);
-	*(struct tw_set *)c->arg = (struct tw_set){ .ticks = 100000, .cookie = 1 };
+	x->s = (struct tw_set){ .ticks = FAR, .cookie = 1 };
+	x->t = (struct tw_timeout){ .func = 0xf00, .arg = 1, .ticks = FAR };
 }
 
-static void setcallout_check(struct __test_metadata *_metadata, void *ctx, bool failed)
+static void first_check(struct __test_metadata *_metadata, void *ctx, bool failed)
 {
 	struct call *c = ctx;
+	struct first_ctx *x = c->data;
 	struct tw_stats st;
 
 	if (failed) {
@@ -396,35 +443,48 @@ static void setcallout_check(struct __test_metadata *_metadata, void *ctx, bool 
 		ASSERT_EQ(0, get_stats(c->fd, &st));
 		EXPECT_EQ(TW_DEFAULT_SCHEME, st.scheme);
 		EXPECT_EQ(1, st.outstanding);
-		EXPECT_EQ(0, unset_callout(c->fd, ((struct tw_set *)c->arg)->handle))
+		EXPECT_EQ(0, unset_callout(c->fd, c->cmd == TW_IOC_SETCALLOUT ? x->s.handle
+									    : x->t.handle))
 			TH_LOG("%s", strerror(errno));
 	}
 	close(c->fd);
 }
 
-/* The first SETCALLOUT on a fresh file configures the defaults (the real clock, 64 Ki callouts). */
-TEST_F_TIMEOUT(device, a_first_setcallout_that_cannot_allocate_configures_nothing, 900)
+/*
+ * The first SETCALLOUT or TIMEOUT on a fresh file configures the defaults (the real clock, 64 Ki
+ * callouts).
+ */
+TEST_F_TIMEOUT(device, a_first_start_that_cannot_allocate_configures_nothing, 600)
 {
-	const struct trial t = { .what = "SETCALLOUT", .prepare = setcallout_prepare,
-				 .call = ioctl_call, .check = setcallout_check };
-	struct tw_set s;
-	struct call c = { .cmd = TW_IOC_SETCALLOUT, .arg = &s };
+	struct first_ctx x;
+	struct call c = { .data = &x };
+	const struct trial set = { .what = "SETCALLOUT", .prepare = first_prepare,
+				   .call = ioctl_call, .check = first_check };
+	const struct trial timeout = { .what = "TIMEOUT", .prepare = first_prepare,
+				       .call = ioctl_call, .check = first_check };
 
 	if (self->f.fd < 0)
 		return;
-	under_faults(_metadata, &self->f, &t, &c);
+	c.cmd = TW_IOC_SETCALLOUT;
+	c.arg = &x.s;
+	under_faults(_metadata, &self->f, &set, &c);
+	c.cmd = TW_IOC_TIMEOUT;
+	c.arg = &x.t;
+	under_faults(_metadata, &self->f, &timeout, &c);
 }
 
 /*
  * A batch of `count` operations on K callouts: each of them moved in place, the rest new
  * callouts. Its copy is kmalloc'ed (64 operations: one page at most) or, failing that,
- * vmalloc'ed (2048: 80 KiB).
+ * vmalloc'ed (2048: 80 KiB). On a fresh file (`fresh`), a batch of new callouts, which
+ * configures the defaults first.
  */
 enum { K = 32, UNTOUCHED = 0x5a5a };
 
 struct batch_ctx {
 	struct tw_op *ops;
 	struct tw_batch b;
+	bool fresh;
 	__u64 h[K];
 };
 
@@ -435,6 +495,12 @@ static void batch_prepare(struct __test_metadata *_metadata, void *ctx)
 	__u32 i, count = x->b.count;
 
 	c->fd = fresh(_metadata);
+	if (x->fresh) {
+		for (i = 0; i < count; i++)
+			x->ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = FAR, .b = i,
+						    .result = UNTOUCHED };
+		return;
+	}
 	ASSERT_EQ(0, configure(c->fd, 0, 0, count + K)) TH_LOG("%s", strerror(errno));
 	for (i = 0; i < K; i++)
 		ASSERT_EQ(0, set_callout(c->fd, 100 + i, i, &x->h[i]));
@@ -453,6 +519,15 @@ static void batch_check(struct __test_metadata *_metadata, void *ctx, bool faile
 	struct tw_stats st;
 	struct tw_query q;
 
+	if (x->fresh) {
+		for (i = 0; i < count; i++)
+			ASSERT_EQ(failed ? UNTOUCHED : 0, x->ops[i].result) TH_LOG("op %u", i);
+		ASSERT_EQ(!failed, configured(_metadata, c->fd));
+		ASSERT_EQ(0, get_stats(c->fd, &st));
+		EXPECT_EQ(failed ? 0 : count, st.outstanding);
+		close(c->fd);
+		return;
+	}
 	ASSERT_EQ(0, get_stats(c->fd, &st));
 	if (failed) {
 		/* No operation run: nothing written back, no callout set, moved or lost. */
@@ -474,22 +549,27 @@ static void batch_check(struct __test_metadata *_metadata, void *ctx, bool faile
 	close(c->fd);
 }
 
-TEST_F_TIMEOUT(device, a_batch_that_cannot_copy_its_operations_runs_none, 900)
+TEST_F_TIMEOUT(device, a_batch_that_cannot_allocate_runs_nothing, 600)
 {
 	const struct trial t = { .what = "BATCH", .prepare = batch_prepare, .call = ioctl_call,
 				 .check = batch_check };
 	struct batch_ctx x;
 	struct call c = { .cmd = TW_IOC_BATCH, .arg = &x.b, .data = &x };
-	static const __u32 counts[] = { 64, 2048 };
+	static const struct {
+		__u32 count;
+		bool fresh;
+	} batches[] = { { 64, false }, { 2048, false }, { 64, true } };
 	size_t i;
 
 	if (self->f.fd < 0)
 		return;
-	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
-		x.ops = calloc(counts[i], sizeof(*x.ops));
+	for (i = 0; i < sizeof(batches) / sizeof(batches[0]); i++) {
+		x.ops = calloc(batches[i].count, sizeof(*x.ops));
 		ASSERT_NE(NULL, x.ops);
-		x.b = (struct tw_batch){ .ops = (uintptr_t)x.ops, .count = counts[i] };
-		TH_LOG("a batch of %u operations", counts[i]);
+		x.b = (struct tw_batch){ .ops = (uintptr_t)x.ops, .count = batches[i].count };
+		x.fresh = batches[i].fresh;
+		TH_LOG("a batch of %u operations%s", x.b.count,
+		       x.fresh ? " on a fresh file, which configures it" : "");
 		under_faults(_metadata, &self->f, &t, &c);
 		free(x.ops);
 	}
@@ -524,7 +604,7 @@ static void bench_check(struct __test_metadata *_metadata, void *ctx, bool faile
 	EXPECT_EQ(0, ioctl_call(c)) TH_LOG("the same bench after: %s", strerror(errno));
 }
 
-TEST_F_TIMEOUT(device, a_bench_whose_timers_cannot_be_allocated_takes_them_down, 1800)
+TEST_F_TIMEOUT(device, a_bench_whose_timers_cannot_be_allocated_takes_them_down, 900)
 {
 	const struct trial t = { .what = "BENCH", .prepare = bench_prepare, .call = ioctl_call,
 				 .check = bench_check };
@@ -603,7 +683,7 @@ static void configure_check(struct __test_metadata *_metadata, void *ctx, bool f
  * CONFIGURE of 16 callouts (buffers within a page, kmalloc'ed) and of 4096 (larger: kmalloc'ed
  * or, failing that, vmalloc'ed).
  */
-TEST_F_TIMEOUT(scheme, a_configuration_that_cannot_allocate_leaves_the_file_unconfigured, 900)
+TEST_F_TIMEOUT(scheme, a_configuration_that_cannot_allocate_leaves_the_file_unconfigured, 300)
 {
 	const struct trial t = { .what = "CONFIGURE", .prepare = configure_prepare,
 				 .call = ioctl_call, .check = configure_check };
