@@ -151,22 +151,6 @@ static long long key_value(const char *path, const char *key)
 	return v;
 }
 
-/* Reads a small text file (at most len - 1 bytes) into buf; 0, or -1 on failure. */
-static int read_text(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	return 0;
-}
-
 /*
  * CONFIGURE `c`, or with `fewest`, with the fewest slots the scheme accepts (a wheel of 1, 2,
  * 4... slots, left in c->slots). Returns 0 or -1 as the ioctl does.
@@ -1485,18 +1469,9 @@ TEST_F_TIMEOUT(file, instances_beyond_the_memory_fail_with_enomem_and_kill_nothi
 static int write_at(const char *dir, const char *name, const char *v)
 {
 	char path[512];
-	ssize_t len = (ssize_t)strlen(v), n;
-	int fd, err;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = write(fd, v, len);
-	err = errno;
-	close(fd);
-	errno = n < 0 ? err : EIO;
-	return n == len ? 0 : -1;
+	return write_text(path, v);
 }
 
 /*

@@ -70,33 +70,6 @@ static const struct {
 };
 #define N_KNOBS (sizeof(knobs) / sizeof(knobs[0]))
 
-static int read_small(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	return 0;
-}
-
-static int write_small(const char *path, const char *value)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, value, strlen(value));
-	close(fd);
-	return n == (ssize_t)strlen(value) ? 0 : -1;
-}
-
 /*
  * The fault injection of a test: `nth` and `all` are this thread's fail-nth and make-it-fail,
  * `saved` the settings it found and `set` how many of them it changed (restored by the
@@ -114,7 +87,7 @@ static void restore_knobs(struct faults *f)
 {
 	while (f->set > 0) {
 		f->set--;
-		write_small(knobs[f->set].path, f->saved[f->set]);
+		write_text(knobs[f->set].path, f->saved[f->set]);
 	}
 }
 
@@ -137,7 +110,7 @@ static void faults_setup(struct __test_metadata *_metadata, struct faults *f)
 	if (access(knobs[0].path, F_OK))
 		mount("none", DEBUGFS, "debugfs", 0, NULL);
 	for (i = 0; i < N_KNOBS; i++)
-		if (read_small(knobs[i].path, f->saved[i], sizeof(f->saved[i])))
+		if (read_text(knobs[i].path, f->saved[i], sizeof(f->saved[i])))
 			TW_SKIP(return, "no %s: a kernel without CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC"
 				" or CONFIG_FAULT_INJECTION_DEBUG_FS", knobs[i].path);
 	/* There, fail-nth counts every copy from and to user space too, and fails one. */
@@ -154,7 +127,7 @@ static void faults_setup(struct __test_metadata *_metadata, struct faults *f)
 		return;
 	/* Last: the teardown, which restores them, does not run after a failed setup. */
 	for (i = 0; i < N_KNOBS; i++, f->set++) {
-		if (!write_small(knobs[i].path, knobs[i].value))
+		if (!write_text(knobs[i].path, knobs[i].value))
 			continue;
 		err = errno;
 		path = knobs[i].path;

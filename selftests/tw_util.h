@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Helpers shared by the kselftests of /dev/timerwheel: opening the device (SKIP when the module
- * is not loaded), the monotonic clock, a reproducible random generator and its seed, and one
- * small wrapper per ioctl. Include after kselftest_harness.h.
+ * is not loaded), small text files, the monotonic clock, a reproducible random generator and its
+ * seed, and one small wrapper per ioctl. Include after kselftest_harness.h.
  */
 #ifndef TW_UTIL_H
 #define TW_UTIL_H
@@ -77,6 +77,38 @@ static inline void tw_require_device(int argc, char **argv)
 		tw_require_device(argc, argv);             \
 		return test_harness_run(argc, argv);       \
 	}
+
+/* Reads a small text file (at most len - 1 bytes) into buf; 0, or -1 on failure. */
+static inline int read_text(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return 0;
+}
+
+/* Writes `v` to the file at `path` (sysfs, procfs, debugfs); 0, or -1 with errno set. */
+static inline int write_text(const char *path, const char *v)
+{
+	ssize_t len = (ssize_t)strlen(v), n;
+	int fd, err;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = write(fd, v, len);
+	err = errno;
+	close(fd);
+	errno = n < 0 ? err : EIO;
+	return n == len ? 0 : -1;
+}
 
 static inline __u64 now_ns(void)
 {
