@@ -296,15 +296,6 @@ static bool configured(struct __test_metadata *_metadata, int fd)
 	return st.scheme != 0;
 }
 
-/* A fresh file of the device, opened with no fault armed. */
-static int fresh(struct __test_metadata *_metadata)
-{
-	int fd = open(TW_DEVICE, O_RDWR);
-
-	ASSERT_LE(0, fd) TH_LOG("open: %s", strerror(errno));
-	return fd;
-}
-
 /* ---- The device ----------------------------------------------------------------------------- */
 
 FIXTURE(device)
@@ -397,7 +388,7 @@ static void first_prepare(struct __test_metadata *_metadata, void *ctx)
 	struct call *c = ctx;
 	struct first_ctx *x = c->data;
 
-	c->fd = fresh(_metadata);
+	c->fd = tw_open(_metadata);
 	x->s = (struct tw_set){ .ticks = FAR, .cookie = 1 };
 	x->t = (struct tw_timeout){ .func = 0xf00, .arg = 1, .ticks = FAR };
 }
@@ -467,7 +458,7 @@ static void batch_prepare(struct __test_metadata *_metadata, void *ctx)
 	struct batch_ctx *x = c->data;
 	__u32 i, count = x->b.count;
 
-	c->fd = fresh(_metadata);
+	c->fd = tw_open(_metadata);
 	if (x->fresh) {
 		for (i = 0; i < count; i++)
 			x->ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = FAR, .b = i,
@@ -632,7 +623,7 @@ static void configure_prepare(struct __test_metadata *_metadata, void *ctx)
 {
 	struct call *c = ctx;
 
-	c->fd = fresh(_metadata);
+	c->fd = tw_open(_metadata);
 }
 
 static void configure_check(struct __test_metadata *_metadata, void *ctx, bool failed)
