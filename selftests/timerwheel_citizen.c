@@ -182,7 +182,7 @@ static void fill_descending(struct __test_metadata *_metadata, int fd, __u64 n, 
 	struct tw_batch b = { .ops = (uintptr_t)ops };
 	__u64 k, i;
 
-	ASSERT_NE(NULL, ops);
+	ASSERT_TRUE(ops != NULL);
 	for (k = 0; k < n; k += b.count) {
 		b.count = n - k < CHUNK ? n - k : CHUNK;
 		for (i = 0; i < b.count; i++)
@@ -475,7 +475,7 @@ TEST_F_TIMEOUT(clock, nothing_outstanding_arms_no_hrtimer, 60)
 	 * from a page the kernel may not write): nothing is left outstanding, and no timer armed.
 	 */
 	req = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, req);
+	ASSERT_TRUE(req != MAP_FAILED);
 	*req = (struct tw_set){ .ticks = 500, .cookie = 2 };
 	ASSERT_EQ(0, mprotect(req, 4096, PROT_READ));
 	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_SETCALLOUT, req));
@@ -1056,7 +1056,7 @@ static void many_readers(struct __test_metadata *_metadata, int fd,
 	struct tw_stats st;
 	int i, exited, left;
 
-	ASSERT_NE(NULL, seen);
+	ASSERT_TRUE(seen != NULL);
 	ASSERT_EQ(0, configure_manual(fd, v->scheme, v->slots, N + 64));
 	for (k = 0; k < N; k++)
 		ASSERT_EQ(0, set_callout(fd, 1 + k % SPAN, k, NULL));
@@ -1311,8 +1311,8 @@ TEST_F_TIMEOUT(file, a_signal_ends_a_long_read_early_and_loses_no_record, 300)
 
 	if (fd < 0)
 		return;
-	ASSERT_NE(NULL, buf);
-	ASSERT_NE(NULL, seen);
+	ASSERT_TRUE(buf != NULL);
+	ASSERT_TRUE(seen != NULL);
 	ASSERT_EQ(0, catch_signal(SIGUSR1));
 	ASSERT_EQ(0, configure_manual(fd, 0, 0, N));
 	for (k = 0; k < N; k++)
@@ -1573,7 +1573,7 @@ TEST_F_TIMEOUT(file, an_instance_beyond_its_memory_cgroup_fails_with_enomem_and_
 	write_at(cg, "memory.swap.max", "0");
 	err = mmap(NULL, CG_STEPS * sizeof(*err), PROT_READ | PROT_WRITE,
 		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, err);
+	ASSERT_TRUE(err != MAP_FAILED);
 	for (i = 0; i < CG_STEPS; i++)
 		err[i] = -1;
 	pid = fork();
@@ -2341,7 +2341,7 @@ TEST_F_TIMEOUT(slow_start, a_signal_ends_a_batch, 300)
 
 	if (self->fd < 0)
 		return;
-	ASSERT_NE(NULL, ops);
+	ASSERT_TRUE(ops != NULL);
 	for (i = 0; i < OPS; i++) /* later than all: each walks the whole list */
 		ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = SLOW_FAR + 1 + i, .b = i,
 					 .result = 1 };
@@ -2383,8 +2383,8 @@ TEST_F_TIMEOUT(slow_start, a_signal_in_a_batch_of_resets_loses_no_callout, 300)
 
 	if (self->fd < 0)
 		return;
-	ASSERT_NE(NULL, ops);
-	ASSERT_NE(NULL, old);
+	ASSERT_TRUE(ops != NULL);
+	ASSERT_TRUE(old != NULL);
 	/* OPS callouts more, each earlier than all: placed at the head, no walk. */
 	for (i = 0; i < OPS; i++)
 		ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = SLOW_FAR - SLOW_N - i,
@@ -2509,7 +2509,7 @@ static void waiting_call_restarts(struct __test_metadata *_metadata, int fd, int
 	__u64 h, i;
 	int ret, err;
 
-	ASSERT_NE(NULL, ops);
+	ASSERT_TRUE(ops != NULL);
 	for (i = 0; i < TW_MAX_BATCH; i++) /* later than all: each walks the whole list */
 		ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = SLOW_FAR + 1 + i, .b = i };
 	restarting = &l;
@@ -2922,7 +2922,7 @@ TEST_F_TIMEOUT(slow_tick, a_batch_whose_results_cannot_be_written_back_leaves_no
 	/* The instance full: the batch's set has room once its unset has run. */
 	ASSERT_EQ(0, set_callout(self->fd, SLOW_FAR + 1, 1, &first));
 	op = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, op);
+	ASSERT_TRUE(op != MAP_FAILED);
 	op[0] = (struct tw_op){ .op = TW_OP_UNSET, .handle = first };
 	op[1] = (struct tw_op){ .op = TW_OP_SET, .a = SLOW_FAR + 1, .b = 2 };
 	batch.ops = (uintptr_t)op;
@@ -3025,7 +3025,7 @@ TEST_F_TIMEOUT(slow_start, a_bad_reset_fails_at_once_beside_a_batch, 300)
 	ASSERT_EQ(0, set_callout(self->fd, SLOW_FAR + 1, 1, &h));
 	zero.handle = inverted.handle = q.handle = h;
 	ops = begin_walking_batch(_metadata, self->fd, &a, &b, &ender, SLOW_FAR + 2, SLOW_N + 1);
-	ASSERT_NE(NULL, ops);
+	ASSERT_TRUE(ops != NULL);
 	t0 = now_ns();
 	e_zero = ioctl(self->fd, TW_IOC_RESET, &zero) ? errno : 0;
 	e_inverted = ioctl(self->fd, TW_IOC_RESET, &inverted) ? errno : 0;
@@ -3090,7 +3090,7 @@ TEST_F_TIMEOUT(slow_real, an_advance_fails_at_once_beside_a_batch, 300)
 	if (self->fd < 0)
 		return;
 	ops = begin_walking_batch(_metadata, self->fd, &a, &b, &ender, REAL_FAR + 1, SLOW_N);
-	ASSERT_NE(NULL, ops);
+	ASSERT_TRUE(ops != NULL);
 	t0 = now_ns();
 	e_one = ioctl(self->fd, TW_IOC_ADVANCE, &one) ? errno : 0;
 	e_most = ioctl(self->fd, TW_IOC_ADVANCE, &most) ? errno : 0;
@@ -3152,7 +3152,7 @@ TEST_F(instance, failed_first_calls_leave_it_unconfigured)
 	 * handle cannot be written back) on a fresh file: EFAULT, and the same.
 	 */
 	req = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, req);
+	ASSERT_TRUE(req != MAP_FAILED);
 	set = req;
 	*set = (struct tw_set){ .ticks = 5, .cookie = 1 };
 	tmo = (struct tw_timeout *)(set + 1);
@@ -4187,7 +4187,7 @@ TEST_F_TIMEOUT(clock, a_callout_a_long_batch_sets_fires_while_it_runs, 300)
 	if (self->fd < 0)
 		return;
 	ops = calloc(TW_MAX_BATCH, sizeof(*ops));
-	ASSERT_NE(NULL, ops);
+	ASSERT_TRUE(ops != NULL);
 	b.ops = (uintptr_t)ops;
 	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_CONFIGURE, &c)) TH_LOG("%s", strerror(errno));
 	for (i = 0; i < BATCH_DUPLICATES; i++) {

@@ -529,7 +529,7 @@ TEST_F_TIMEOUT(device, a_batch_that_cannot_allocate_runs_nothing, 600)
 		return;
 	for (i = 0; i < sizeof(batches) / sizeof(batches[0]); i++) {
 		x.ops = calloc(batches[i].count, sizeof(*x.ops));
-		ASSERT_NE(NULL, x.ops);
+		ASSERT_TRUE(x.ops != NULL);
 		x.b = (struct tw_batch){ .ops = (uintptr_t)x.ops, .count = batches[i].count };
 		x.fresh = batches[i].fresh;
 		TH_LOG("a batch of %u operations%s", x.b.count,

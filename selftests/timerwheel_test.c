@@ -189,7 +189,7 @@ TEST(a_batch_that_cannot_write_its_results_runs_nothing)
 	if (fd < 0)
 		return;
 	ops = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, ops);
+	ASSERT_TRUE(ops != MAP_FAILED);
 	for (i = 0; i < 4; i++)
 		ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = 100 + i, .b = i, .result = 1 };
 	ASSERT_EQ(0, mprotect(ops, 4096, PROT_READ));
@@ -216,7 +216,7 @@ TEST(a_batch_whose_array_runs_into_an_unreadable_page_runs_nothing)
 	if (fd < 0)
 		return;
 	pages = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, pages);
+	ASSERT_TRUE(pages != MAP_FAILED);
 	/* Three operations at the end of the first page; the fourth crosses into the second. */
 	ops = (struct tw_op *)(pages + 4096 - 3 * sizeof(*ops) - 8);
 	for (i = 0; i < 3; i++)
@@ -1320,9 +1320,9 @@ TEST_F_TIMEOUT(module, random_ioctls_then_basic_use, 600)
 	if (fd < 0)
 		return;
 	buf = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, buf);
+	ASSERT_TRUE(buf != MAP_FAILED);
 	unmapped = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, unmapped);
+	ASSERT_TRUE(unmapped != MAP_FAILED);
 	for (i = 0; i < CALLS; i++) {
 		__u64 r = rnd(&seed);
 		unsigned long cmd;
