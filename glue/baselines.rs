@@ -19,8 +19,7 @@
 use kernel::{
     alloc::{
         flags::GFP_KERNEL,
-        KVVec,
-        KVec, //
+        KVVec, //
     },
     bindings, impl_has_hr_timer, new_condvar, new_mutex,
     prelude::*,
@@ -267,23 +266,26 @@ const CHUNK: u64 = 4096;
 
 /// Timers, or their handles, are kept, made and taken down in pieces of this many, with the CPU
 /// offered and pending signals looked at between two pieces ([`Pieces`]): no allocation of a
-/// bench is large, and a piece is a few milliseconds' work in an emulated debug guest, where
-/// each new timer's allocation saves a stack trace (KASAN).
+/// bench is large but the pieces' index (made once), and a piece is a few milliseconds' work in
+/// an emulated debug guest, where each new timer's allocation saves a stack trace (KASAN).
 const PIECE: usize = 128;
 
 /// Up to millions of timers, or their handles, in pieces of [`PIECE`] allocated one by one, so
 /// that a bench answers a signal between two of them (a single buffer of 2^22 `timer_list`s is
 /// hundreds of megabytes, whose allocation cannot be interrupted). Every piece but the last is
-/// full, and a piece is never reallocated: its elements never move.
+/// full, and a piece is never reallocated: its elements never move. The index of the pieces is
+/// allocated once, and may fall back to vmalloc as the pieces may: at n = 2^22 it is 768 KiB,
+/// which kmalloc alone would need contiguous (order 8) and could fail to find with memory to
+/// spare.
 struct Pieces<T> {
-    pieces: KVec<KVVec<T>>,
+    pieces: KVVec<KVVec<T>>,
 }
 
 impl<T> Pieces<T> {
     /// Room for the pieces of `n` elements; the pieces come as they are filled.
     fn new(n: usize) -> Result<Self> {
         Ok(Pieces {
-            pieces: KVec::with_capacity(n.div_ceil(PIECE), user_sized())?,
+            pieces: KVVec::with_capacity(n.div_ceil(PIECE), user_sized())?,
         })
     }
 
