@@ -161,7 +161,8 @@ struct tw_config {
  * write of the handle fails all the same (the request unmapped or protected meanwhile), the
  * callout is cancelled again: nothing is left behind, unless it fired first (on the real clock,
  * or by a TW_IOC_ADVANCE from another thread): its expiry record is then in the ring, as any
- * fired callout's.
+ * fired callout's. The defaults a first call configured stay configured then: another thread
+ * may be using them already.
  * Errors: EINVAL  ticks is 0 or above TW_MAX_TICKS, latest not 0 and below ticks or above
  *                 TW_MAX_TICKS (real clock: ticks + lag or latest + lag above it)
  *         ERANGE  ticks is beyond scheme 4's MaxInterval (real clock: ticks + lag)
