@@ -9,7 +9,7 @@
 #          objects (timers, works, frees), KUnit, the soft/hard-lockup, hung-task and RCU-stall
 #          detectors, vmap stacks, kCFI, hardened usercopy, list, preemption and irq-flag
 #          debugging, memory cgroups, fault injection (failslab, fail_page_alloc, fail-nth),
-#          and Rust's overflow checks and debug assertions
+#          32-bit processes (IA32 emulation), and Rust's overflow checks and debug assertions
 #   perf   the benchmark kernel: no debug instrumentation
 #
 # The source is unpacked once into $TW_CACHE/src and patched with scripts/kernel-patches/*.patch;
