@@ -855,6 +855,11 @@ macro_rules! misc_device {
                 crate::INSTANCES.fetch_sub(1u64, ordering::Relaxed);
             }
 
+            // No `compat_ioctl`: the kernel crate then installs `compat_ptr_ioctl`, which passes
+            // a 32-bit process's calls here with the pointer widened. Every structure of the uapi
+            // has one layout, and so one ioctl number, in both ABIs (fixed-width fields, the 64-bit
+            // ones 8-byte aligned, user pointers as `__u64`); `selftests/timerwheel_compat.sh`
+            // runs the facility's kselftest as a 32-bit program.
             fn ioctl(me: Pin<&Instance>, _file: &File, cmd: u32, arg: usize) -> Result<isize> {
                 let user = user_at(arg, _IOC_SIZE(cmd));
                 match cmd {

@@ -10,7 +10,8 @@
 # What it installs, and why each piece:
 #   - bookworm:  clang/lld/llvm 19 + libclang (the kernel's Rust needs LLVM >= 17 and, with
 #                KASAN, a clang-built kernel), the kernel build dependencies, busybox for
-#                virtme-ng's initramfs, shellcheck for the scripts' lint step in test.sh;
+#                virtme-ng's initramfs, shellcheck for the scripts' lint step in test.sh,
+#                gcc-multilib for the 32-bit build of a kselftest (timerwheel_compat.sh);
 #   - bookworm-backports: QEMU 10 (matches the machine's qemu-utils);
 #   - trixie-backports: Debian's linux-source-7.3 (the kernel we build) and rust-src, the Rust
 #                std sources that must match `rustc --version` exactly;
@@ -40,7 +41,7 @@ VIRTME_NG_VER=1.42
 BOOKWORM_PKGS=(
 	"clang-$LLVM_VER" "lld-$LLVM_VER" "llvm-$LLVM_VER" "libclang-$LLVM_VER-dev"
 	flex bison bc libelf-dev libssl-dev cpio xz-utils make python3-venv busybox-static
-	kmod patch shellcheck
+	kmod patch shellcheck gcc-multilib
 )
 
 need_root() {

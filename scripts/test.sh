@@ -32,11 +32,12 @@
 #             objects on timers, works and frees, lockup and stall detectors, vmap stacks, kCFI,
 #             hardened usercopy, list, preemption and irq-flag debugging, memory cgroups, fault
 #             injection, Rust's overflow checks and debug assertions): insmod, `make -C selftests
-#             run_tests` (timerwheel_test, timerwheel_citizen, timerwheel_faults, then
-#             timerwheel.sh: load, KUnit, unload): each program's top-level KTAP result ok and
-#             not "# SKIP", its Totals line present with fail:0 error:0, and no test skipped but
-#             for the machine's speed (every skip printed with its reason; see check_ktap); then
-#             the scan of the guest's dmesg for any checker report
+#             run_tests` (timerwheel_test, timerwheel_citizen, timerwheel_faults,
+#             timerwheel_compat.sh: timerwheel_test as a 32-bit program, then timerwheel.sh:
+#             load, KUnit, unload): each program's top-level KTAP result ok and not "# SKIP",
+#             its Totals line present with fail:0 error:0, and no test skipped but for the
+#             machine's speed (every skip printed with its reason; see check_ktap); then the
+#             scan of the guest's dmesg for any checker report
 #   fig9      the Figure 9 benchmark as a smoke test: scripts/run.sh --quick on the debug kernel,
 #             then a check of what the tool reports: every curve it measured has positive
 #             costs, every point it did not measure says why (fig9.csv, tick.csv, memory.csv,
@@ -280,7 +281,7 @@ module_build() {
 # ---- the guest -------------------------------------------------------------------------------
 
 # The test programs `make run_tests` runs (selftests/Makefile), in order.
-ktap_programs=(timerwheel_test timerwheel_citizen timerwheel_faults timerwheel.sh)
+ktap_programs=(timerwheel_test timerwheel_citizen timerwheel_faults timerwheel_compat.sh timerwheel.sh)
 
 # Skips allowed in the vm step: those that depend on the machine's speed, never on a missing
 # feature. A test must not depend on how fast the machine is, so a fast (KVM) or a stalled guest

@@ -36,6 +36,10 @@
  * memory the one given up made still being freed (ENOMEM). ADVANCE, BATCH and the benches,
  * which have done something by then, end with EINTR whatever the signal.
  *
+ * 32-bit processes on a 64-bit kernel use this header as it is: every structure has the same
+ * layout, and every ioctl the same number, in both ABIs (fixed-width fields, the 64-bit ones
+ * 8-byte aligned, user pointers carried in __u64 fields, as u64_to_user_ptr reads them).
+ *
  * Statistics are also shown as "key: value" lines in /proc/PID/fdinfo/FD, after the kernel's
  * own (pos, flags, mnt_id, ino): every field of struct tw_stats, by its name, but the lateness
  * histogram (TW_IOC_STATS has it) and flags, shown as config_flags (the kernel's flags line is the
