@@ -43,7 +43,8 @@
 #             costs, every point it did not measure says why (fig9.csv, tick.csv, memory.csv,
 #             wakeups.csv), the key points (schemes 6, 7 and Linux at n = 1000) are measured,
 #             scheme 7's against Linux's timer_list and hrtimer in pairs too
-#             (TW_IOC_BENCH_PAIR), and the figures parse (no timing is asserted)
+#             (TW_IOC_BENCH_PAIR), and the figures parse and name in their legends the curves
+#             measured (no timing is asserted)
 #
 # A step whose prerequisite failed (every step after a failed setup; module after kernel, vm and
 # fig9 after module) is not run, and is listed and counted as failed: "not run: PREREQ failed".
@@ -437,14 +438,21 @@ for want, got, name in (
         ({(c, "1000") for c in ("scheme6-setcallout", "scheme7-setcallout", "linux-timer_list")}, memory, "memory.csv"),
         ({(s, "tickless", l) for s in ("6", "7") for l in ("idle", "one", "many")}, wakeups, "wakeups.csv")):
     assert want <= got, f"{name}: rows not measured: {sorted(want - got)}"
-for svg in ("fig9.svg", "fig9-ioctl.svg", "tick.svg"):
+# Each figure names in its legend every curve measured for it (the axes are polylines too: a
+# chart without a curve has some).
+tick_curves = {c for c, _ in tick}
+for svg, want in (("fig9.svg", {c for c, ms in measured.items() if any(m == "kernel" for m, _ in ms)}),
+                  ("fig9-ioctl.svg", {c for c, ms in measured.items() if any(m == "ioctl" for m, _ in ms)}),
+                  ("tick.svg", tick_curves)):
     root = ET.parse(f"{out}/{svg}").getroot()
     lines = root.findall(".//{http://www.w3.org/2000/svg}polyline")
     assert root.tag.endswith("svg") and lines, f"{svg}: no curves"
+    texts = {(t.text or "").strip() for t in root.iter("{http://www.w3.org/2000/svg}text")}
+    assert want and want <= texts, f"{svg}: curves measured but not in its legend: {sorted(want - texts)}"
 stopped = sum(1 for r in rows if not r["ns_per_op"])
 print(f"fig9 smoke: {len(rows)} rows, {len(curves)} curves all measured, "
       f"{stopped} points noted unmeasured, key points of {len(key)} curves at n=1000 "
-      f"({len(pairs)} halves of pairs), 3 figures parse; tick, memory and wakeup rows "
+      f"({len(pairs)} halves of pairs), 3 figures parse and name their curves; tick, memory and wakeup rows "
       f"of schemes 6 and 7 measured")
 PY
 }

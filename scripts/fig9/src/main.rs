@@ -445,10 +445,23 @@ fn fig9_jobs(svg: &Path, measure: Option<&'static str>) -> Vec<(&'static str, Pa
     }
 }
 
-/// Draws the fig9 figures of [`fig9_jobs`].
-fn draw_fig9(rows: &[Row], jobs: &[(&str, PathBuf)], title: &str) -> Result<(), String> {
-    for (m, path) in jobs {
-        write(path, &plot::render_svg(&plot::fig9_figure(rows, m, title))?)?;
+/// Draws the fig9 figures of [`fig9_jobs`]; with `refuse_blank`, fails before writing any
+/// if one of them would show no point.
+fn draw_fig9(
+    rows: &[Row],
+    jobs: &[(&str, PathBuf)],
+    title: &str,
+    refuse_blank: bool,
+) -> Result<(), String> {
+    let figures: Vec<_> = jobs
+        .iter()
+        .map(|(m, path)| (*m, path, plot::fig9_figure(rows, m, title)))
+        .collect();
+    if let Some((m, ..)) = figures.iter().find(|(.., f)| refuse_blank && f.is_blank()) {
+        return Err(format!("no measured point of measure {m}: nothing to plot"));
+    }
+    for (_, path, fig) in &figures {
+        write(path, &plot::render_svg(fig)?)?;
     }
     Ok(())
 }
@@ -499,9 +512,9 @@ fn cmd_run(a: &RunArgs) -> Result<ExitCode, Failure> {
         errors += wake.iter().filter(|r| r.note.starts_with("error")).count();
     }
     let text = format!(
-        "Run: `fig9 run{}` — n up to {}, {} repeats, budget {} ms per point, slots {} (schemes \
+        "Run: `fig9 {}` — n up to {}, {} repeats, budget {} ms per point, slots {} (schemes \
          5, 6), seed {}, device {}.",
-        if setup.quick { " --quick" } else { "" },
+        command_line(std::env::args().skip(1)),
         setup.max_n,
         setup.repeats,
         setup.budget.as_millis(),
@@ -515,10 +528,12 @@ fn cmd_run(a: &RunArgs) -> Result<ExitCode, Failure> {
         &a.out.join("results.md"),
         &report::results_md(&res, &wake, &text),
     )?;
+    // A run that measured nothing still draws its (blank) figures: its errors say why.
     draw_fig9(
         &res.fig9,
         &fig9_jobs(&a.out.join("fig9.svg"), None),
         FIG9_TITLE,
+        false,
     )?;
     let tick = plot::tick_figure(&res.tick, TICK_TITLE);
     write(&a.out.join("tick.svg"), &plot::render_svg(&tick)?)?;
@@ -527,6 +542,20 @@ fn cmd_run(a: &RunArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The command line of a run as results.md shows it: its arguments but `--out DIR`, which
+/// names a directory of the machine that made it.
+fn command_line(mut args: impl Iterator<Item = String>) -> String {
+    let mut shown = Vec::new();
+    while let Some(a) = args.next() {
+        if a == "--out" {
+            args.next();
+        } else if !a.starts_with("--out=") {
+            shown.push(a);
+        }
+    }
+    shown.join(" ")
 }
 
 /// An error if one of `outputs` is the file `input`: a figure written over the CSV it is drawn
@@ -556,24 +585,25 @@ fn cmd_plot(a: &PlotArgs) -> Result<(), Failure> {
         refuse_input(&a.csv, std::slice::from_ref(&a.svg))?;
         let rows: Vec<TickRow> = records::parse(&text).map_err(context)?;
         let title = a.title.as_deref().unwrap_or(TICK_TITLE);
-        return Ok(write(
-            &a.svg,
-            &plot::render_svg(&plot::tick_figure(&rows, title))?,
-        )?);
+        let fig = plot::tick_figure(&rows, title);
+        if fig.is_blank() {
+            return Err(context("no measured point: nothing to plot".into()).into());
+        }
+        return Ok(write(&a.svg, &plot::render_svg(&fig)?)?);
     }
     let jobs = fig9_jobs(&a.svg, a.measure.map(MeasureArg::name));
     let outputs: Vec<PathBuf> = jobs.iter().map(|(_, p)| p.clone()).collect();
     refuse_input(&a.csv, &outputs)?;
     let rows: Vec<Row> = records::parse(&text).map_err(context)?;
     let title = a.title.as_deref().unwrap_or(FIG9_TITLE);
-    Ok(draw_fig9(&rows, &jobs, title)?)
+    Ok(draw_fig9(&rows, &jobs, title, true).map_err(context)?)
 }
 
 fn cmd_summary(a: &SummaryArgs) -> Result<(), Failure> {
     let rows: Vec<Row> = records::read(&a.csv)?;
-    // The wakeups.csv beside fig9.csv holds a header alone after `fig9 run --wakeup-ms 0`.
+    // A wakeups.csv holds a header alone after `fig9 run --wakeup-ms 0`.
     let wakeups: Vec<WakeupRow> = match &a.wakeups {
-        Some(path) => records::read(path)?,
+        Some(path) => records::read_rows(path)?,
         None => {
             let beside = a.csv.with_file_name("wakeups.csv");
             match beside.exists() {
@@ -610,6 +640,10 @@ fn cmd_summary(a: &SummaryArgs) -> Result<(), Failure> {
 }
 
 fn cmd_wakeups(a: &WakeupArgs) -> Result<(), Failure> {
+    // A CSV that cannot be written fails now, not after the measurement.
+    if let Some(path) = &a.csv {
+        output::check_writable(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
     let rows = wakeups::measure(&a.device, Duration::from_millis(a.ms))?;
     // The CSV first: it is kept whatever becomes of stdout.
     if let Some(path) = &a.csv {
@@ -925,6 +959,99 @@ mod tests {
         .unwrap();
         assert!(d.join("t.svg").exists());
         fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn plot_refuses_a_chart_with_no_measured_point() {
+        let d = scratch("plot-blank");
+        let fig9 = fs::read_to_string(d.join("fig9.csv")).unwrap();
+        let mut lines = fig9.lines();
+        let header = lines.next().unwrap();
+        // The ioctl rows alone: the kernel figure would be blank; an error row alone, both.
+        let ioctl: Vec<&str> = lines.filter(|l| l.contains(",ioctl,")).collect();
+        assert!(!ioctl.is_empty());
+        let cases = [
+            (
+                "ioctl.csv",
+                format!("{header}\n{}\n", ioctl.join("\n")),
+                None,
+                "kernel",
+            ),
+            (
+                "error.csv",
+                format!("{header}\nscheme6-setcallout,setcallout,kernel,1000,,0,error: x,0,,\n"),
+                Some(MeasureArg::Kernel),
+                "kernel",
+            ),
+        ];
+        for (name, text, measure, blank) in cases {
+            let csv = d.join(name);
+            fs::write(&csv, text).unwrap();
+            let svg = d.join(format!("{name}.svg"));
+            let e = failure(cmd_plot(&plot_args(&csv, &svg, measure)));
+            assert!(
+                e.contains(&format!("no measured point of measure {blank}")),
+                "{e}"
+            );
+            assert!(
+                !svg.exists() && !ioctl_sibling(&svg).exists(),
+                "nothing written"
+            );
+        }
+        // The ioctl figure of the ioctl rows has points.
+        let csv = d.join("ioctl.csv");
+        cmd_plot(&plot_args(&csv, &d.join("i.svg"), Some(MeasureArg::Ioctl))).unwrap();
+        let tick = d.join("tick-error.csv");
+        fs::write(
+            &tick,
+            "curve,n,ns_per_tick,ticks,note,repeat\nscheme6,1000,,0,error: x,0\n",
+        )
+        .unwrap();
+        let e = failure(cmd_plot(&plot_args(&tick, &d.join("t.svg"), None)));
+        assert!(e.contains("no measured point"), "{e}");
+        assert!(!d.join("t.svg").exists());
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn summary_takes_a_wakeups_csv_without_rows() {
+        let d = scratch("summary-wakeups");
+        let empty = d.join("w.csv");
+        fs::write(
+            &empty,
+            "scheme,clock,load,callouts,seconds,wakeups,wakeups_per_s,ticks,skipped,note\n",
+        )
+        .unwrap();
+        cmd_summary(&SummaryArgs {
+            csv: d.join("fig9.csv"),
+            measure: MeasureArg::Kernel,
+            small_n: 1000,
+            large_n: 1_000_000,
+            wakeups: Some(empty),
+        })
+        .unwrap();
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_csv_that_cannot_be_written_is_found_before_the_work() {
+        let d = scratch("writable");
+        assert!(output::check_writable(&d.join("w.csv")).is_ok());
+        assert!(!d.join("w.csv").exists(), "nothing left behind");
+        assert!(output::check_writable(&d).is_err());
+        assert!(output::check_writable(&d.join("missing/w.csv")).is_err());
+        assert_eq!(fs::read_dir(&d).unwrap().count(), 2, "only the copied CSVs");
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn results_show_the_command_line_but_its_output_directory() {
+        let args = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+        assert_eq!(
+            command_line(args("run --quick --out /tmp/x --budget-ms 10000").into_iter()),
+            "run --quick --budget-ms 10000"
+        );
+        assert_eq!(command_line(args("run --out=/tmp/x").into_iter()), "run");
     }
 
     #[test]

@@ -34,6 +34,22 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     written
 }
 
+/// Checks that [`write_atomic`] could write `path`, before the work whose result goes there: a
+/// directory, or a file beside which no temporary file can be made, fails.
+pub fn check_writable(path: &Path) -> io::Result<()> {
+    let path = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if path.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "is a directory",
+        ));
+    }
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = path.with_file_name(format!(".{name}.{}.check", std::process::id()));
+    File::create(&tmp)?;
+    fs::remove_file(&tmp)
+}
+
 /// Whether `a` and `b` are the same file: the same device and inode, after symbolic links (so
 /// hard links too). False when either does not exist.
 pub fn same_file(a: &Path, b: &Path) -> bool {

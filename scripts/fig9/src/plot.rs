@@ -67,6 +67,13 @@ pub struct Figure {
     pub series: Vec<Series>,
 }
 
+impl Figure {
+    /// Whether the chart would draw no point: every curve unmeasured, or none at all.
+    pub fn is_blank(&self) -> bool {
+        self.series.iter().all(|s| drawable(s).next().is_none())
+    }
+}
+
 /// Decade bounds `[lo, hi]` (powers of ten, as exponents) covering `values`.
 fn decades(values: impl Iterator<Item = f64>) -> (i32, i32) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
