@@ -74,6 +74,12 @@ value() {
 	fi
 }
 
+# is_count VALUE: whether VALUE is a positive whole number of at most nine digits, which the
+# shell's arithmetic and every tool's option take (a longer one would fail later, in a guest).
+is_count() {
+	[[ $1 =~ ^[1-9][0-9]{0,8}$ ]]
+}
+
 # kernel_flavour NAME: NAME must be a kernel the project builds (debug or perf), else bad usage.
 kernel_flavour() {
 	case "$1" in

@@ -23,9 +23,11 @@
 #
 # Steps: the setup (as root), the kernel (cached after the first run), rust_timerwheel.ko built
 # against it (into the cache, not the tree), the fig9 tool; then, in a virtme-ng guest, insmod
-# and `fig9 run`. Results: DIR/fig9.csv, tick.csv, memory.csv, results.md, fig9.svg (in-kernel
-# cost per reset), fig9-ioctl.svg (per ioctl from user space), tick.svg; the summary the paper's
-# claims are checked against is printed at the end and saved as DIR/summary.txt.
+# and `fig9 run`. Results: DIR/fig9.csv, tick.csv, memory.csv, wakeups.csv, results.md, fig9.svg
+# (in-kernel cost per reset), fig9-ioctl.svg (per ioctl from user space), tick.svg; the summary
+# the paper's claims are checked against is printed at the end and saved as DIR/summary.txt. A
+# run that fails (a point's error, the guest's dmesg) leaves what it wrote and no summary.txt,
+# not the summary of an earlier run.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -54,10 +56,10 @@ while [ $# -gt 0 ]; do
 	esac
 done
 kernel_flavour "$flavour"
-[ -z "$timeout_s" ] || [[ $timeout_s =~ ^[1-9][0-9]*$ ]] ||
-	bad_usage "--timeout takes a positive number of seconds, not '$timeout_s'"
-[ -z "$budget" ] || [[ $budget =~ ^[1-9][0-9]*$ ]] ||
-	bad_usage "--budget-ms takes a positive number of milliseconds, not '$budget'"
+[ -z "$timeout_s" ] || is_count "$timeout_s" ||
+	bad_usage "--timeout takes a positive number of seconds (at most 9 digits), not '$timeout_s'"
+[ -z "$budget" ] || is_count "$budget" ||
+	bad_usage "--budget-ms takes a positive number of milliseconds (at most 9 digits), not '$budget'"
 # Paths virtme-ng would split or expand are refused now, not after the builds.
 guest_safe_paths "$out"
 [ -n "$timeout_s" ] || timeout_s=$([ ${#quick[@]} -gt 0 ] && echo 900 || echo 2400)
@@ -81,12 +83,15 @@ CARGO_TARGET_DIR=$TW_CACHE/target-fig9 cargo build --quiet --release --manifest-
 fig9=$TW_CACHE/target-fig9/release/fig9
 
 log "running the sweep in a guest (${quick[*]:-full})"
+rm -f "$out/summary.txt"
+rc=0
 # The values reach the guest's shell as arguments, not pasted into its command.
 # shellcheck disable=SC2016 # expanded by the guest's sh
 "$here/vm-run.sh" --kernel "$flavour" --timeout "$timeout_s" --out "$out" -- \
 	sh -c 'mo=$1 fig9=$2; shift 2
 		insmod "$mo/rust_timerwheel.ko" && "$fig9" run "$@"; rc=$?; rmmod rust_timerwheel; exit $rc' \
-	_ "$mo" "$fig9" "${quick[@]}" --budget-ms "$budget" --out "$out"
+	_ "$mo" "$fig9" "${quick[@]}" --budget-ms "$budget" --out "$out" || rc=$?
+[ "$rc" = 0 ] || die "the sweep failed (exit $rc; see above and $out/results.md): no summary"
 
 accel=$(cat "$out/accel")
 {

@@ -60,9 +60,9 @@ done
 [ $# -gt 0 ] || bad_usage "no command given"
 kernel_flavour "$flavour"
 for v in "$timeout_s" "$boot_timeout_s"; do
-	[[ $v =~ ^[1-9][0-9]*$ ]] || bad_usage "not a number of seconds: '$v'"
+	is_count "$v" || bad_usage "not a number of seconds (at most 9 digits): '$v'"
 done
-[[ $cpus =~ ^[1-9][0-9]*$ ]] || bad_usage "--cpus takes a positive number, not '$cpus'"
+is_count "$cpus" || bad_usage "--cpus takes a positive number, not '$cpus'"
 # As virtme-ng passes it to QEMU: MiB, or with a suffix K, M or G (virtme-ng appends an M to any
 # other).
 [[ $memory =~ ^[1-9][0-9]*[KMG]?$ ]] ||
