@@ -190,8 +190,9 @@ static void fill_descending(struct __test_metadata *_metadata, int fd, __u64 n, 
 						 .b = k + i };
 		ASSERT_EQ(0, ioctl(fd, TW_IOC_BATCH, &b)) TH_LOG("batch at %llu: %s", k,
 								   strerror(errno));
-		for (i = 0; i < b.count; i++)
+		for (i = 0; i < b.count; i++) {
 			ASSERT_EQ(0, ops[i].result) TH_LOG("op %llu", k + i);
+		}
 	}
 	free(ops);
 }
@@ -956,9 +957,10 @@ TEST_F_TIMEOUT(clock, many_far_callouts_cost_no_wakeup, 60)
 		return;
 	t0 = now_ns();
 	ASSERT_EQ(0, configure_real(self->fd, variant->scheme, variant->slots, 1 * MS));
-	for (i = 0; i < 1000; i++)
+	for (i = 0; i < 1000; i++) {
 		ASSERT_EQ(0, set_callout(self->fd, IDLE_TICKS + i, i, NULL))
 			TH_LOG("callout %llu: %s", i, strerror(errno));
+	}
 	usleep(1000 * 1000);
 	ASSERT_EQ(0, get_stats(self->fd, &st));
 	if (now_ns() - t0 >= IDLE_TICKS * MS)
@@ -1058,8 +1060,9 @@ static void many_readers(struct __test_metadata *_metadata, int fd,
 
 	ASSERT_TRUE(seen != NULL);
 	ASSERT_EQ(0, configure_manual(fd, v->scheme, v->slots, N + 64));
-	for (k = 0; k < N; k++)
+	for (k = 0; k < N; k++) {
 		ASSERT_EQ(0, set_callout(fd, 1 + k % SPAN, k, NULL));
+	}
 	for (i = 0; i < nreaders; i++) {
 		r[i] = (struct reader){ .fd = fd, .sentinel = N, .seen = seen, .chunk = 1 + i * 2 };
 		ASSERT_EQ(0, pthread_create(&t[i], NULL, read_until_sentinel, &r[i]));
@@ -1086,8 +1089,9 @@ static void many_readers(struct __test_metadata *_metadata, int fd,
 			break;
 		ASSERT_EQ(0, get_stats(fd, &st));
 		if (!st.ring_used) {
-			for (i = exited; i < nreaders; i++, sentinels++)
+			for (i = exited; i < nreaders; i++, sentinels++) {
 				ASSERT_EQ(0, set_callout(fd, 1, N + sentinels, NULL));
+			}
 			ASSERT_EQ(0, advance(fd, 1));
 		}
 		usleep(10000);
@@ -1104,8 +1108,9 @@ static void many_readers(struct __test_metadata *_metadata, int fd,
 	 * reader took is left in the ring, sentinels only.
 	 */
 	left = drain(fd, rest, 8);
-	for (i = 0; i < left; i++)
+	for (i = 0; i < left; i++) {
 		EXPECT_LE(N, rest[i].cookie) TH_LOG("record %llu left unread", rest[i].cookie);
+	}
 	total += left;
 	for (k = 0; k < N; k++) {
 		__u64 times = seen[k];
@@ -1315,8 +1320,9 @@ TEST_F_TIMEOUT(file, a_signal_ends_a_long_read_early_and_loses_no_record, 300)
 	ASSERT_TRUE(seen != NULL);
 	ASSERT_EQ(0, catch_signal(SIGUSR1));
 	ASSERT_EQ(0, configure_manual(fd, 0, 0, N));
-	for (k = 0; k < N; k++)
+	for (k = 0; k < N; k++) {
 		ASSERT_EQ(0, set_callout(fd, 1 + k % TICKS, k, NULL));
+	}
 	ASSERT_EQ(0, advance(fd, TICKS));
 	ASSERT_EQ(0, get_stats(fd, &st));
 	ASSERT_EQ(N, st.ring_used);
@@ -1606,8 +1612,9 @@ TEST_F_TIMEOUT(file, an_instance_beyond_its_memory_cgroup_fails_with_enomem_and_
 		TH_LOG("memory.max 64 MiB: %s %s, %s %s, %s %s; OOM kills %lld in the cgroup, %lld "
 		       "in all", step[0], strerror(err[0]), step[1], strerror(err[1]), step[2],
 		       strerror(err[2]), kills, oom_all);
-		for (i = 0; i < CG_LARGEST; i++)
+		for (i = 0; i < CG_LARGEST; i++) {
 			EXPECT_EQ(0, err[i]) TH_LOG("%s: %s", step[i], strerror(err[i]));
+		}
 		EXPECT_EQ(ENOMEM, err[CG_LARGEST])
 			TH_LOG("the largest instance: %s", err[CG_LARGEST] ? strerror(err[CG_LARGEST]) :
 									"configured beyond the limit");
@@ -1775,8 +1782,9 @@ TEST_F_TIMEOUT(file, a_record_wakes_one_blocked_reader_and_each_the_next, 120)
 		b[i].fd = fd;
 		ASSERT_EQ(0, pthread_create(&t[i], NULL, blocked_read, &b[i]));
 	}
-	for (i = 0; i < R; i++)
+	for (i = 0; i < R; i++) {
 		ASSERT_TRUE(wait_blocked(&b[i])) TH_LOG("reader %d is not asleep in read(2)", i);
+	}
 	for (i = 0; i < R; i++) {
 		before[i] = voluntary_switches(atomic_load(&b[i].tid));
 		ASSERT_LE(0, before[i]);
@@ -1804,8 +1812,9 @@ TEST_F_TIMEOUT(file, a_record_wakes_one_blocked_reader_and_each_the_next, 120)
 	TH_LOG("one record: reader %d read it, %d of the other %d were woken", first, woken, R - 1);
 	EXPECT_EQ(0, woken);
 	/* A record each for the rest, fired on one tick. */
-	for (i = 0; i < R - 1; i++)
+	for (i = 0; i < R - 1; i++) {
 		ASSERT_EQ(0, set_callout(fd, 1, 2 + i, NULL));
+	}
 	ASSERT_EQ(0, advance(fd, 1));
 	for (done = 0, i = 0; i < R; i++) {
 		done += wait_done(&b[i], PROMPT_NS);
@@ -1903,8 +1912,9 @@ TEST_F_TIMEOUT(hotplug, callouts_fire_once_never_early_while_a_cpu_comes_and_goe
 	ASSERT_EQ(0, cpu1_online(1));
 	memset(seen, 0, sizeof(seen));
 	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_CONFIGURE, &c)) TH_LOG("%s", strerror(errno));
-	for (i = 0; i < N; i++)
+	for (i = 0; i < N; i++) {
 		ASSERT_EQ(0, set_callout(self->fd, 1 + i * 7 % SPAN, i, NULL));
+	}
 	ASSERT_EQ(0, pthread_create(&self->t, NULL, toggle_cpu1, tg));
 	self->toggling = true;
 	while (got < N) {
@@ -2353,8 +2363,9 @@ TEST_F_TIMEOUT(slow_start, a_signal_ends_a_batch, 300)
 	/* A prefix ran; the rest were not run and say so. */
 	while (ran < OPS && ops[ran].result == 0)
 		ran++;
-	for (i = ran; i < OPS; i++)
+	for (i = ran; i < OPS; i++) {
 		ASSERT_EQ(-EINTR, ops[i].result) TH_LOG("op %llu", i);
+	}
 	ASSERT_EQ(0, get_stats(self->fd, &st));
 	EXPECT_EQ(SLOW_N + ran, st.outstanding);
 	EXPECT_GE(hold_work_of(self->fd), st.max_hold_work);
@@ -3611,8 +3622,9 @@ TEST_F(instance, resets_back_and_forth_fire_once_on_the_last_deadline)
 			due[i] = q.deadline;
 		}
 	}
-	for (i = 0; i < N; i++)
+	for (i = 0; i < N; i++) {
 		EXPECT_EQ(1, fired[i]) TH_LOG("cookie %d", i);
+	}
 }
 
 TEST_F(instance, batch_mod_keeps_the_handles)
@@ -3628,8 +3640,9 @@ TEST_F(instance, batch_mod_keeps_the_handles)
 		return;
 	NEED_RANGES(self->fd);
 	ASSERT_EQ(0, configure_manual(self->fd, variant->scheme, variant->slots, N));
-	for (i = 0; i < N; i++)
+	for (i = 0; i < N; i++) {
 		ASSERT_EQ(0, set_callout(self->fd, 500, i, &h[i]));
+	}
 	for (i = 0; i < N; i++)
 		ops[i] = (struct tw_op){ .op = TW_OP_MOD, .handle = h[i], .a = 1 + i };
 	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_BATCH, &b));

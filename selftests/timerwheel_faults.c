@@ -466,8 +466,9 @@ static void batch_prepare(struct __test_metadata *_metadata, void *ctx)
 		return;
 	}
 	ASSERT_EQ(0, configure(c->fd, 0, 0, count + K)) TH_LOG("%s", strerror(errno));
-	for (i = 0; i < K; i++)
+	for (i = 0; i < K; i++) {
 		ASSERT_EQ(0, set_callout(c->fd, 100 + i, i, &x->h[i]));
+	}
 	for (i = 0; i < count; i++)
 		x->ops[i] = i < K ? (struct tw_op){ .op = TW_OP_MOD, .handle = x->h[i], .a = 1000 + i,
 						    .result = UNTOUCHED }
@@ -484,8 +485,9 @@ static void batch_check(struct __test_metadata *_metadata, void *ctx, bool faile
 	struct tw_query q;
 
 	if (x->fresh) {
-		for (i = 0; i < count; i++)
+		for (i = 0; i < count; i++) {
 			ASSERT_EQ(failed ? UNTOUCHED : 0, x->ops[i].result) TH_LOG("op %u", i);
+		}
 		ASSERT_EQ(!failed, configured(_metadata, c->fd));
 		ASSERT_EQ(0, get_stats(c->fd, &st));
 		EXPECT_EQ(failed ? 0 : count, st.outstanding);
@@ -495,13 +497,15 @@ static void batch_check(struct __test_metadata *_metadata, void *ctx, bool faile
 	ASSERT_EQ(0, get_stats(c->fd, &st));
 	if (failed) {
 		/* No operation run: nothing written back, no callout set, moved or lost. */
-		for (i = 0; i < count; i++)
+		for (i = 0; i < count; i++) {
 			ASSERT_EQ(UNTOUCHED, x->ops[i].result) TH_LOG("op %u", i);
+		}
 		EXPECT_EQ(K, st.outstanding);
 		EXPECT_EQ(K, st.started);
 	} else {
-		for (i = 0; i < count; i++)
+		for (i = 0; i < count; i++) {
 			ASSERT_EQ(0, x->ops[i].result) TH_LOG("op %u", i);
+		}
 		EXPECT_EQ(count, st.outstanding);
 	}
 	for (i = 0; i < K; i++) {

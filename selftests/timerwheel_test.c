@@ -169,8 +169,9 @@ static void expect_batch_runs(struct __test_metadata *_metadata, int fd, struct 
 	__u32 i;
 
 	EXPECT_EQ(0, ioctl(fd, TW_IOC_BATCH, b)) TH_LOG("%s", strerror(errno));
-	for (i = 0; i < b->count; i++)
+	for (i = 0; i < b->count; i++) {
 		EXPECT_EQ(0, ops[i].result) TH_LOG("op %u", i);
+	}
 	ASSERT_EQ(0, get_stats(fd, &st));
 	EXPECT_EQ(outstanding, st.outstanding);
 }
@@ -224,8 +225,9 @@ TEST(a_batch_whose_array_runs_into_an_unreadable_page_runs_nothing)
 	ASSERT_EQ(0, mprotect(pages + 4096, 4096, PROT_NONE));
 	b.ops = (uintptr_t)ops;
 	expect_batch_refused(_metadata, fd, &b);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 3; i++) {
 		EXPECT_EQ(1, ops[i].result) TH_LOG("op %d was written", i);
+	}
 	/* The three within the readable page run. */
 	b.count = 3;
 	expect_batch_runs(_metadata, fd, &b, 3);
@@ -330,8 +332,9 @@ TEST_F(instance, every_callout_fires_once_on_its_tick_in_order)
 		got += n;
 	}
 	EXPECT_EQ(N, got);
-	for (i = 0; i < N; i++)
+	for (i = 0; i < N; i++) {
 		EXPECT_EQ(1, seen[i]) TH_LOG("cookie %d", i);
+	}
 }
 
 TEST_F(instance, unset_callouts_never_fire)
@@ -344,13 +347,15 @@ TEST_F(instance, unset_callouts_never_fire)
 	if (self->fd < 0)
 		return;
 	ASSERT_EQ(0, configure(self->fd, variant, TW_CLOCK_MANUAL, N, START));
-	for (i = 0; i < N; i++)
+	for (i = 0; i < N; i++) {
 		ASSERT_EQ(0, set_callout(self->fd, 1 + i % 50, i, &h[i]));
+	}
 	/* Stop the odd ones, some after they are due but before they are processed. */
 	ASSERT_EQ(0, advance(self->fd, 10));
 	n = drain(self->fd, rec, N);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		EXPECT_EQ(0, rec[i].cookie % 2 == 1 && rec[i].deadline > START + 10);
+	}
 	for (i = 1; i < N; i += 2) {
 		if ((__u64)(i % 50) + 1 > 10) {
 			EXPECT_EQ(0, unset_callout(self->fd, h[i])) TH_LOG("cookie %d", i);
@@ -361,9 +366,10 @@ TEST_F(instance, unset_callouts_never_fire)
 	}
 	ASSERT_EQ(0, advance(self->fd, 100));
 	n = drain(self->fd, rec, N);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		EXPECT_FALSE(rec[i].cookie % 2 == 1 && rec[i].deadline > START + 10)
 			TH_LOG("unset callout %llu fired", rec[i].cookie);
+	}
 	/* A fired handle is stale too. */
 	EXPECT_EQ(-1, unset_callout(self->fd, h[0]));
 	EXPECT_EQ(ENOENT, errno);
@@ -417,9 +423,10 @@ TEST_F(instance, a_handle_from_another_file_is_stale_there)
 		ASSERT_EQ(0, advance(fd, 10 + N));
 		n = drain(fd, rec, N);
 		EXPECT_EQ(N, n);
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			EXPECT_EQ(START + 10 + rec[i].cookie, rec[i].fired)
 				TH_LOG("file %d, cookie %llu", f, rec[i].cookie);
+		}
 	}
 	close(other);
 }
@@ -679,10 +686,11 @@ TEST_F(instance, advance_is_interruptible_and_keeps_the_ticks_it_ran)
 	 */
 	ASSERT_EQ(0, configure_flags(self->fd, variant, TW_CLOCK_MANUAL, 16, START,
 				     TW_CONFIG_PERIODIC));
-	for (i = 0; i < 16; i++)
+	for (i = 0; i < 16; i++) {
 		ASSERT_EQ(0, set_callout(self->fd, variant->scheme == 4 ? variant->slots - i :
 								       2 * TW_MAX_ADVANCE - i,
 					 i, NULL));
+	}
 	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
 	ret = tw_kicked_ioctl(&k, TW_IOC_ADVANCE, &n);
 	err = errno;
@@ -871,8 +879,9 @@ TEST_F(instance, instance_benches_time_resets_whose_placement_spans_holds)
 	 * scheme 2's sorted list, each start of the bench's callout walks past them all, over
 	 * several holds.
 	 */
-	for (i = 0; i < 3 * w; i++)
+	for (i = 0; i < 3 * w; i++) {
 		ASSERT_EQ(0, set_callout(self->fd, 10 + i % 1990, i, NULL));
+	}
 	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_BENCH, &b)) TH_LOG("bench: %s", strerror(errno));
 	/* Only the holds that arm the bench's own callout go untimed, not the resets'. */
 	EXPECT_LT(0, b.elapsed_ns);
@@ -907,8 +916,9 @@ TEST_F(instance, batches_run_every_op_and_report_each_result)
 	ops[N] = (struct tw_op){ .op = TW_OP_SET, .a = 5 }; /* full: ENOSPC */
 	ops[N + 1] = (struct tw_op){ .op = 99 }; /* unknown: EINVAL */
 	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_BATCH, &b));
-	for (i = 0; i < N; i++)
+	for (i = 0; i < N; i++) {
 		ASSERT_EQ(0, ops[i].result) TH_LOG("op %d", i);
+	}
 	EXPECT_EQ(-ENOSPC, ops[N].result);
 	EXPECT_EQ(-EINVAL, ops[N + 1].result);
 	/* Unset every second one by handle, reset the others. */
@@ -917,8 +927,9 @@ TEST_F(instance, batches_run_every_op_and_report_each_result)
 					 .handle = ops[i].handle, .a = 2, .b = i };
 	b.count = N;
 	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_BATCH, &b));
-	for (i = 0; i < N; i++)
+	for (i = 0; i < N; i++) {
 		ASSERT_EQ(0, ops[i].result) TH_LOG("op %d", i);
+	}
 	ASSERT_EQ(0, get_stats(self->fd, &st));
 	EXPECT_EQ(N / 2, st.outstanding);
 	EXPECT_EQ(N + N / 2, st.started);
@@ -1028,8 +1039,9 @@ TEST_F(instance, calls_failing_on_their_arguments_configure_nothing)
 	for (i = 0; i < n_ops; i++)
 		ops[i].result = 1;
 	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_BATCH, &b));
-	for (i = 0; i < n_ops; i++)
+	for (i = 0; i < n_ops; i++) {
 		EXPECT_EQ(-err[i], ops[i].result) TH_LOG("op %u", i);
+	}
 	ASSERT_EQ(0, get_stats(self->fd, &st));
 	EXPECT_EQ(0, st.scheme) TH_LOG("a batch of failing operations configured the defaults");
 	EXPECT_EQ(0, st.started);
@@ -1046,8 +1058,9 @@ TEST_F(instance, calls_failing_on_their_arguments_configure_nothing)
 		ops[i].result = 1;
 	ASSERT_EQ(0, ioctl(fd2, TW_IOC_BATCH, &b));
 	EXPECT_EQ(0, ops[0].result);
-	for (i = 1; i < n_ops; i++)
+	for (i = 1; i < n_ops; i++) {
 		EXPECT_EQ(-err[i], ops[i].result) TH_LOG("op %u", i);
+	}
 	ASSERT_EQ(0, get_stats(fd2, &st));
 	EXPECT_EQ(TW_DEFAULT_SCHEME, st.scheme);
 	EXPECT_EQ(1, st.started);
@@ -1067,8 +1080,9 @@ TEST_F(instance, budget_carries_over_and_full_ring_drops_are_counted)
 	if (self->fd < 0)
 		return;
 	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_CONFIGURE, &c));
-	for (i = 0; i < 10; i++)
+	for (i = 0; i < 10; i++) {
 		ASSERT_EQ(0, set_callout(self->fd, 3, i, NULL));
+	}
 	ASSERT_EQ(0, advance(self->fd, 3));
 	ASSERT_EQ(0, get_stats(self->fd, &st));
 	EXPECT_EQ(4, st.fired);
@@ -1104,8 +1118,9 @@ TEST_F_TIMEOUT(instance, real_clock_fires_1000_callouts_over_1s_never_early, 120
 	 */
 	t0 = now_ns();
 	ASSERT_EQ(0, configure_tick(self->fd, variant, TW_CLOCK_REAL, N, 0, 0, 1000000));
-	for (i = 0; i < N; i++)
+	for (i = 0; i < N; i++) {
 		ASSERT_EQ(0, set_callout(self->fd, 1 + i, i, NULL));
+	}
 	alarm(60);
 	while (got < N) {
 		ssize_t r = read(self->fd, rec + got, (N - got) * sizeof(rec[0]));
