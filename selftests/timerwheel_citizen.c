@@ -590,6 +590,32 @@ static bool after_the_tick(struct __test_metadata *_metadata, int fd, __u64 t0,
 	return now_ns() - t0 < IDLE_TICKS * MS;
 }
 
+/* Whether the ring holds the expiry record of the callout `handle` names. */
+static bool fired_first(int fd, __u64 handle)
+{
+	struct tw_fired rec[64];
+	int i, n = drain(fd, rec, 64);
+
+	for (i = 0; i < n; i++)
+		if (rec[i].handle == handle)
+			return true;
+	return false;
+}
+
+/*
+ * A cancel or a reset of the callout `handle` names failed with `err`: skipped as stalled if it
+ * fired first (ENOENT, and its record in the ring), else failed.
+ */
+#define SKIP_IF_FIRED_FIRST(err, handle, fmt, ...)                                             \
+	do {                                                                                   \
+		int err_ = (err);                                                              \
+                                                                                               \
+		ASSERT_EQ(ENOENT, err_) TH_LOG("%s", strerror(err_));                          \
+		ASSERT_TRUE(fired_first(self->fd, handle))                                     \
+			TH_LOG("ENOENT, but the callout did not fire");                        \
+		TW_SKIP(return, fmt, ##__VA_ARGS__);                                           \
+	} while (0)
+
 #define EXPECT_WAKEUPS(allowed, steps, what)                                                   \
 	do {                                                                                   \
 		if (!after_the_tick(_metadata, self->fd, t0, &st))                             \
@@ -619,29 +645,29 @@ TEST_F_TIMEOUT(clock, cancelling_the_next_callout_costs_no_wakeup, 60)
 
 	ASSERT_EQ(0, set_near(self->fd, 2, &h));
 	if (unset_callout(self->fd, h))
-		TW_SKIP(return, "the guest stalled %d ms between a set and its unset: it fired "
-			"first", NEAR_TICKS);
+		SKIP_IF_FIRED_FIRST(errno, h, "the guest stalled %d ms between a set and its "
+				    "unset: it fired first", NEAR_TICKS);
 	EXPECT_WAKEUPS(0, 1, "unset");
 
 	ASSERT_EQ(0, set_near(self->fd, 3, &h));
 	rs = (struct tw_reset){ .handle = h, .ticks = IDLE_TICKS + 5000 };
 	if (ioctl(self->fd, TW_IOC_RESET, &rs))
-		TW_SKIP(return, "the guest stalled %d ms between a set and its reset: it fired "
-			"first", NEAR_TICKS);
+		SKIP_IF_FIRED_FIRST(errno, h, "the guest stalled %d ms between a set and its "
+				    "reset: it fired first", NEAR_TICKS);
 	EXPECT_WAKEUPS(0, 2, "reset to a later tick");
 
 	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_TIMEOUT, &to));
 	if (ioctl(self->fd, TW_IOC_UNTIMEOUT, &ut))
-		TW_SKIP(return, "the guest stalled %d ms between a timeout and its untimeout: it "
-			"fired first", NEAR_TICKS);
+		SKIP_IF_FIRED_FIRST(errno, to.handle, "the guest stalled %d ms between a timeout "
+				    "and its untimeout: it fired first", NEAR_TICKS);
 	EXPECT_WAKEUPS(0, 3, "untimeout");
 
 	ASSERT_EQ(0, set_near(self->fd, 4, &h));
 	op = (struct tw_op){ .op = TW_OP_UNSET, .handle = h };
 	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_BATCH, &b));
 	if (op.result)
-		TW_SKIP(return, "the guest stalled %d ms between a set and its unset: it fired "
-			"first", NEAR_TICKS);
+		SKIP_IF_FIRED_FIRST(-op.result, h, "the guest stalled %d ms between a set and its "
+				    "unset: it fired first", NEAR_TICKS);
 	EXPECT_WAKEUPS(0, 4, "unset in a batch");
 }
 
@@ -669,8 +695,8 @@ TEST_F_TIMEOUT(clock, a_callout_cancelled_behind_the_next_costs_no_wakeup, 60)
 	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_BATCH, &b));
 	ASSERT_EQ(0, ops[0].result | ops[1].result | ops[2].result);
 	if (unset_callout(self->fd, ops[1].handle))
-		TW_SKIP(return, "the guest stalled %d ms between a set and its unset: it fired "
-			"first", 2 * NEAR_TICKS);
+		SKIP_IF_FIRED_FIRST(errno, ops[1].handle, "the guest stalled %d ms between a set "
+				    "and its unset: it fired first", 2 * NEAR_TICKS);
 	/* Past both near ticks: the first fires, and nothing wakes for the second. */
 	usleep(3 * NEAR_TICKS * 1000);
 	/* A stalled guest's callback may still be on its way: it has PROMPT_NS. */
@@ -717,10 +743,11 @@ static int unset_ops(int fd, struct tw_op *ops, int n)
  * (0xc0ffee, key) if key is not 0, in one batch, their handles left in ops (the near callout's
  * last): 1 once every companion is pending and, by same(near, d), placed with the near callout,
  * due on near; else 0, all of them unset again (the companions first: the near callout then
- * leaves its slot empty); -1 with errno.
+ * leaves its slot empty), where the real clock has left tick `since` (when the caller chose
+ * ticks) by the end, or -2 where it has not (no tick passed to explain it); -1 with errno.
  */
 static int set_placed(int fd, __u64 key, __u64 ticks, struct tw_op *ops, int n,
-		      bool (*same)(__u64, __u64))
+		      bool (*same)(__u64, __u64), __u64 since)
 {
 	struct tw_query q;
 	int i, placed = 0;
@@ -741,6 +768,8 @@ static int set_placed(int fd, __u64 key, __u64 ticks, struct tw_op *ops, int n,
 	}
 	if (placed == n)
 		return 1;
+	if (q.now == since)
+		return -2;
 	return unset_ops(fd, ops, n + 1) ? -1 : 0;
 }
 
@@ -753,20 +782,27 @@ static bool on_its_slot(__u64 near, __u64 d)
 /*
  * Sets FAR_COMPANIONS companions and then the near callout, by handle, or by key (0xc0ffee, key)
  * if key is not 0, in one batch, their handles left in ops: 1 once every companion is on the
- * near callout's slot, 0 if ticks passed during each of the batches tried, -1 with errno.
+ * near callout's slot, 0 if ticks passed during each of the batches tried, -1 with errno (-2 as
+ * set_placed()).
  */
 static int set_near_among_far(int fd, __u64 key, struct tw_op *ops)
 {
+	struct tw_query q;
 	int i, try, set;
 
 	for (try = 0; try < 10; try++) {
+		/* The real clock's tick, whatever the handle names. */
+		q = (struct tw_query){ 0 };
+		if (ioctl(fd, TW_IOC_QUERY, &q))
+			return -1;
 		for (i = 0; i < FAR_COMPANIONS; i++)
 			ops[i] = (struct tw_op){
 				.op = TW_OP_SET,
 				.a = FAR_NEAR_TICKS + (FAR_TURNS + i % 16) * 256,
 				.b = 100 + i,
 			};
-		set = set_placed(fd, key, FAR_NEAR_TICKS, ops, FAR_COMPANIONS, on_its_slot);
+		set = set_placed(fd, key, FAR_NEAR_TICKS, ops, FAR_COMPANIONS, on_its_slot,
+				 q.now);
 		if (set)
 			return set;
 	}
@@ -775,12 +811,14 @@ static int set_near_among_far(int fd, __u64 key, struct tw_op *ops)
 
 /*
  * Runs set, a call of set_near_among_far or set_near_on_list with its companions: fails the test
- * on an error, and skips it as stalled when ticks passed during each of its batches.
+ * on an error, or a batch placed apart though no tick passed, and skips it as stalled when ticks
+ * passed during each of its batches.
  */
 #define SET_NEAR(set, companions)                                                              \
 	do {                                                                                   \
 		int placed = (set);                                                            \
                                                                                                \
+		ASSERT_NE(-2, placed) TH_LOG("placed apart, no tick passed");                 \
 		ASSERT_LE(0, placed) TH_LOG("set: %s", strerror(errno));                       \
 		if (!placed)                                                                   \
 			TW_SKIP(return, "the guest stalled: a tick of %d ms passed during "    \
@@ -803,23 +841,25 @@ TEST_F_TIMEOUT(clock, cancelling_the_next_callout_among_far_ones_on_its_slot_cos
 
 	SET_NEAR(set_near_among_far(self->fd, 0, ops), FAR_COMPANIONS);
 	if (unset_callout(self->fd, ops[FAR_COMPANIONS].handle))
-		TW_SKIP(return, "the guest stalled %d ms between a set and its unset: it fired "
-			"first", FAR_NEAR_TICKS * FAR_PERIOD_MS);
+		SKIP_IF_FIRED_FIRST(errno, ops[FAR_COMPANIONS].handle, "the guest stalled %d ms "
+				    "between a set and its unset: it fired first",
+				    FAR_NEAR_TICKS * FAR_PERIOD_MS);
 	EXPECT_WAKEUPS(0, 1, "unset");
 	ASSERT_EQ(0, unset_ops(self->fd, ops, FAR_COMPANIONS)) TH_LOG("%s", strerror(errno));
 
 	SET_NEAR(set_near_among_far(self->fd, 0, ops), FAR_COMPANIONS);
 	rs = (struct tw_reset){ .handle = ops[FAR_COMPANIONS].handle, .ticks = IDLE_TICKS + 5000 };
 	if (ioctl(self->fd, TW_IOC_RESET, &rs))
-		TW_SKIP(return, "the guest stalled %d ms between a set and its reset: it fired "
-			"first", FAR_NEAR_TICKS * FAR_PERIOD_MS);
+		SKIP_IF_FIRED_FIRST(errno, rs.handle, "the guest stalled %d ms between a set and "
+				    "its reset: it fired first", FAR_NEAR_TICKS * FAR_PERIOD_MS);
 	EXPECT_WAKEUPS(0, 2, "reset to a later tick");
 	ASSERT_EQ(0, unset_ops(self->fd, ops, FAR_COMPANIONS)) TH_LOG("%s", strerror(errno));
 
 	SET_NEAR(set_near_among_far(self->fd, 3, ops), FAR_COMPANIONS);
 	if (ioctl(self->fd, TW_IOC_UNTIMEOUT, &ut))
-		TW_SKIP(return, "the guest stalled %d ms between a timeout and its untimeout: it "
-			"fired first", FAR_NEAR_TICKS * FAR_PERIOD_MS);
+		SKIP_IF_FIRED_FIRST(errno, ops[FAR_COMPANIONS].handle, "the guest stalled %d ms "
+				    "between a timeout and its untimeout: it fired first",
+				    FAR_NEAR_TICKS * FAR_PERIOD_MS);
 	EXPECT_WAKEUPS(0, 3, "untimeout");
 }
 
@@ -853,7 +893,7 @@ static bool in_its_block(__u64 near, __u64 d)
  * key) if key is not 0, in one batch, their handles left in ops (the near callout's last);
  * *near_ns is a time by which the near callout's tick has come, *due_ns one before which no
  * companion's can. 1 once all are in one block of LIST_BLOCK ticks, 0 if ticks passed during
- * each of the batches tried, -1 with errno.
+ * each of the batches tried, -1 with errno (-2 as set_placed()).
  */
 static int set_near_on_list(int fd, __u64 key, struct tw_op *ops, __u64 *near_ns, __u64 *due_ns)
 {
@@ -871,7 +911,7 @@ static int set_near_on_list(int fd, __u64 key, struct tw_op *ops, __u64 *near_ns
 		for (i = 0; i < LIST_COMPANIONS; i++)
 			ops[i] = (struct tw_op){ .op = TW_OP_SET, .a = a + LIST_GAP + i, .b = 100 + i };
 		t0 = now_ns();
-		set = set_placed(fd, key, a, ops, LIST_COMPANIONS, in_its_block);
+		set = set_placed(fd, key, a, ops, LIST_COMPANIONS, in_its_block, q.now);
 		*near_ns = now_ns() + (a + 1) * period;
 		*due_ns = t0 + (a + LIST_GAP - 1) * period;
 		if (set)
@@ -923,20 +963,22 @@ TEST_F_TIMEOUT(clock, cancelling_the_next_callout_among_later_ones_on_its_list_c
 
 	SET_NEAR(set_near_on_list(self->fd, 0, ops, &near_ns, &due_ns), LIST_COMPANIONS);
 	if (unset_callout(self->fd, ops[LIST_COMPANIONS].handle))
-		TW_SKIP(return, "the guest stalled past the near callout's tick before its unset");
+		SKIP_IF_FIRED_FIRST(errno, ops[LIST_COMPANIONS].handle, "the guest stalled past "
+				    "the near callout's tick before its unset");
 	EXPECT_NO_WAKEUP_ON_LIST(1, "unset");
 
 	SET_NEAR(set_near_on_list(self->fd, 0, ops, &near_ns, &due_ns), LIST_COMPANIONS);
 	rs = (struct tw_reset){ .handle = ops[LIST_COMPANIONS].handle, .ticks = IDLE_TICKS };
 	if (ioctl(self->fd, TW_IOC_RESET, &rs))
-		TW_SKIP(return, "the guest stalled past the near callout's tick before its reset");
+		SKIP_IF_FIRED_FIRST(errno, rs.handle, "the guest stalled past the near callout's "
+				    "tick before its reset");
 	EXPECT_NO_WAKEUP_ON_LIST(2, "reset to a later tick");
 	ASSERT_EQ(0, unset_callout(self->fd, ops[LIST_COMPANIONS].handle));
 
 	SET_NEAR(set_near_on_list(self->fd, 3, ops, &near_ns, &due_ns), LIST_COMPANIONS);
 	if (ioctl(self->fd, TW_IOC_UNTIMEOUT, &ut))
-		TW_SKIP(return, "the guest stalled past the near callout's tick before its "
-			"untimeout");
+		SKIP_IF_FIRED_FIRST(errno, ops[LIST_COMPANIONS].handle, "the guest stalled past "
+				    "the near callout's tick before its untimeout");
 	EXPECT_NO_WAKEUP_ON_LIST(3, "untimeout");
 }
 
@@ -2284,20 +2326,29 @@ static int interrupted_ioctl(struct __test_metadata *_metadata, int fd, unsigned
 	return ret;
 }
 
-/* Skips the test unless what was to interrupt the ioctl `came` while it ran (`why` not). */
-#define SKIP_IF_NOT_SLOW(came, why)                                                        \
+/*
+ * Skips the test unless what was to interrupt the ioctl `came` while it ran (`why` not); an
+ * ioctl it did not interrupt must have succeeded (returned `ret` 0; else `err` says why), as
+ * every call these tests interrupt does when it runs to its end.
+ */
+#define SKIP_IF_NOT_SLOW(came, ret, err, why)                                              \
 	do {                                                                               \
-		if (!(came))                                                               \
+		int err_ = (err);                                                          \
+                                                                                           \
+		if (!(came)) {                                                             \
+			ASSERT_EQ(0, ret)                                                  \
+				TH_LOG("not interrupted, it failed: %s", strerror(err_));  \
 			TW_SKIP(return, why ": not slow enough here");                     \
+		}                                                                          \
 	} while (0)
 
 /*
  * The signal did not come while the ioctl ran: it ended first (the geometry was not slow
  * enough here), or, after a stall, the signal came before it began.
  */
-#define SKIP_IF_UNSIGNALLED(late)                                                          \
-	SKIP_IF_NOT_SLOW(late, "the ioctl ended before the signal, or the signal came before " \
-			       "it began")
+#define SKIP_IF_UNSIGNALLED(late, ret, err)                                                \
+	SKIP_IF_NOT_SLOW(late, ret, err, "the ioctl ended before the signal, or the signal "   \
+			 "came before it began")
 
 /*
  * Slow starts: the sorted lists (scheme 2, and scheme 5 with its fewest slots) filled with n
@@ -2357,7 +2408,7 @@ TEST_F_TIMEOUT(slow_start, a_signal_ends_a_batch, 300)
 					 .result = 1 };
 	ret = interrupted_ioctl(_metadata, self->fd, TW_IOC_BATCH, &b, 200, &late);
 	err = errno;
-	SKIP_IF_UNSIGNALLED(late);
+	SKIP_IF_UNSIGNALLED(late, ret, err);
 	ASSERT_EQ(-1, ret);
 	EXPECT_EQ(EINTR, err);
 	/* A prefix ran; the rest were not run and say so. */
@@ -2409,7 +2460,7 @@ TEST_F_TIMEOUT(slow_start, a_signal_in_a_batch_of_resets_loses_no_callout, 300)
 	}
 	ret = interrupted_ioctl(_metadata, self->fd, TW_IOC_BATCH, &b, 200, &late);
 	err = errno;
-	SKIP_IF_UNSIGNALLED(late);
+	SKIP_IF_UNSIGNALLED(late, ret, err);
 	ASSERT_EQ(-1, ret);
 	EXPECT_EQ(EINTR, err);
 	while (ran < OPS && ops[ran].result == 0)
@@ -2590,7 +2641,7 @@ TEST_F_TIMEOUT(slow_start, a_signal_ends_a_bench, 300)
 		ret = interrupted_ioctl(_metadata, self->fd, calls[i].request, calls[i].arg, 200,
 					&late);
 		err = errno;
-		SKIP_IF_UNSIGNALLED(late);
+		SKIP_IF_UNSIGNALLED(late, ret, err);
 		ASSERT_EQ(-1, ret);
 		EXPECT_EQ(EINTR, err);
 		/* Nothing of the bench is left behind. */
@@ -2628,7 +2679,7 @@ TEST_F_TIMEOUT(file, a_signal_ends_a_bench_of_linux_timers_while_they_are_made, 
 		TH_LOG("bench kind %u", kinds[k]);
 		ret = interrupted_ioctl(_metadata, self->fd, TW_IOC_BENCH, &b, 200, &late);
 		err = errno;
-		SKIP_IF_UNSIGNALLED(late);
+		SKIP_IF_UNSIGNALLED(late, ret, err);
 		ASSERT_EQ(-1, ret);
 		EXPECT_EQ(EINTR, err);
 		/* Nothing is left behind: a small bench of the same kind runs as usual. */
@@ -2678,7 +2729,7 @@ TEST_F_TIMEOUT(file, a_signal_ends_a_bench_of_linux_timers_without_waiting_for_t
 	for (i = 0; i < 3 && late >= limit; i++) {
 		ret = interrupted_ioctl(_metadata, self->fd, TW_IOC_BENCH, &b, 2 * scale / MS, &l);
 		err = errno;
-		SKIP_IF_UNSIGNALLED(l);
+		SKIP_IF_UNSIGNALLED(l, ret, err);
 		ASSERT_EQ(-1, ret);
 		ASSERT_EQ(EINTR, err);
 		late = l < late ? l : late;
@@ -2751,7 +2802,7 @@ TEST_F_TIMEOUT(slow_tick, a_signal_ends_an_advance, 300)
 		return;
 	ret = interrupted_ioctl(_metadata, self->fd, TW_IOC_ADVANCE, &n, 200, &late);
 	err = errno;
-	SKIP_IF_UNSIGNALLED(late);
+	SKIP_IF_UNSIGNALLED(late, ret, err);
 	ASSERT_EQ(-1, ret);
 	EXPECT_EQ(EINTR, err);
 	ASSERT_EQ(0, get_stats(self->fd, &st));
@@ -3894,8 +3945,8 @@ static int stopped_ioctl(struct __test_metadata *_metadata, int fd, unsigned lon
 	return ret;
 }
 
-#define SKIP_IF_NOT_STOPPED(landed)                                                        \
-	SKIP_IF_NOT_SLOW(landed, "the ioctl ended before a stop came while it ran")
+#define SKIP_IF_NOT_STOPPED(landed, ret)                                                   \
+	SKIP_IF_NOT_SLOW(landed, ret, errno, "the ioctl ended before a stop came while it ran")
 
 /*
  * A stop and a continue (job control, a debugger's attach; the freezer alike) while a long
@@ -3918,7 +3969,7 @@ TEST_F_TIMEOUT(slow_start, a_stop_and_a_continue_restart_a_long_set_reset_and_un
 		return;
 	/* A start later than all: it walks the whole list. */
 	ret = stopped_ioctl(_metadata, self->fd, TW_IOC_SETCALLOUT, &s, 2000, 2, &landed);
-	SKIP_IF_NOT_STOPPED(landed);
+	SKIP_IF_NOT_STOPPED(landed, ret);
 	ASSERT_EQ(0, ret) TH_LOG("the set: %s", strerror(errno));
 	ASSERT_EQ(0, get_stats(self->fd, &st));
 	EXPECT_EQ(SLOW_N + 1, st.outstanding);
@@ -3932,7 +3983,7 @@ TEST_F_TIMEOUT(slow_start, a_stop_and_a_continue_restart_a_long_set_reset_and_un
 	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_RESET, &r)) TH_LOG("%s", strerror(errno));
 	r.ticks = SLOW_FAR + 2;
 	ret = stopped_ioctl(_metadata, self->fd, TW_IOC_RESET, &r, 2000, 2, &landed);
-	SKIP_IF_NOT_STOPPED(landed);
+	SKIP_IF_NOT_STOPPED(landed, ret);
 	ASSERT_EQ(0, ret) TH_LOG("the reset: %s", strerror(errno));
 	ASSERT_EQ(0, query(self->fd, s.handle, &q));
 	EXPECT_EQ(1, q.pending);
@@ -3943,7 +3994,7 @@ TEST_F_TIMEOUT(slow_start, a_stop_and_a_continue_restart_a_long_set_reset_and_un
 	first = set_duplicates(_metadata, self->fd, u.func, u.arg, DUPLICATES, SLOW_FAR - SLOW_N);
 	ASSERT_NE(0, first);
 	ret = stopped_ioctl(_metadata, self->fd, TW_IOC_UNTIMEOUT, &u, 2000, 2, &landed);
-	SKIP_IF_NOT_STOPPED(landed);
+	SKIP_IF_NOT_STOPPED(landed, ret);
 	ASSERT_EQ(0, ret) TH_LOG("the untimeout: %s", strerror(errno));
 	ASSERT_EQ(0, get_stats(self->fd, &st));
 	EXPECT_EQ(SLOW_N + DUPLICATES, st.outstanding);
@@ -3968,7 +4019,7 @@ TEST_F_TIMEOUT(instance, a_stop_and_a_continue_restart_the_configuration_of_the_
 	if (self->fd < 0)
 		return;
 	ret = stopped_ioctl(_metadata, self->fd, TW_IOC_CONFIGURE, &c, 20000, 1, &landed);
-	SKIP_IF_NOT_STOPPED(landed);
+	SKIP_IF_NOT_STOPPED(landed, ret);
 	ASSERT_EQ(0, ret) TH_LOG("the CONFIGURE: %s", strerror(errno));
 	expect_configured_and_firing(_metadata, self->fd, variant->scheme);
 }
@@ -4116,7 +4167,7 @@ TEST_F_TIMEOUT(file, an_untimeout_walk_frozen_with_its_cgroup_goes_on_thawed, 30
 	TH_LOG("%s; the untimeout returned %ld (%s)",
 	       held ? "frozen in the walk" : "the walk had ended when the freeze came", c->ret,
 	       c->ret ? strerror(c->err) : "no error");
-	SKIP_IF_NOT_SLOW(held, "the untimeout ended before the freeze came");
+	SKIP_IF_NOT_SLOW(held, c->ret, c->err, "the untimeout ended before the freeze came");
 	EXPECT_EQ(0, c->ret);
 	ASSERT_EQ(0, get_stats(self->fd, &st));
 	EXPECT_EQ(DUPLICATES - 1, st.outstanding);

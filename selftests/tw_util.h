@@ -198,18 +198,19 @@ static inline __u64 hold_work_of(int fd)
 
 /*
  * A signal sent to a call once it is under way, and the holds it did after: a check that a long
- * call answers signals, which does not depend on the machine's speed. Another thread waits
- * until the call has done `after` holds of work (tw_stats.holds: a manual-clock instance does
- * no other), sends the calling thread `sig` (whose handler the caller installed, without
- * SA_RESTART), and notes the holds done by then; after the call, `holds_after` is how many more
- * it did. A call that looks at signals between its holds does one or two more (the one under
- * way, one to undo or end); one that ignores them goes on to its end.
+ * call answers signals, which does not depend on the machine's speed. Another thread reads the
+ * holds done so far (the call starts only then: `ready`), waits until the call has done `after`
+ * holds of work more (tw_stats.holds: a manual-clock instance does no other), sends the calling
+ * thread `sig` (whose handler the caller installed, without SA_RESTART), and notes the holds
+ * done by then; after the call, `holds_after` is how many more it did. A call that looks at
+ * signals between its holds does one or two more (the one under way, one to undo or end); one
+ * that ignores them goes on to its end.
  */
 struct tw_kick {
 	int fd, sig;
 	__u64 after;
 	pthread_t target;
-	atomic_int done, sent;
+	atomic_int ready, done, sent;
 	__u64 holds_at_signal, holds_after;
 };
 
@@ -219,9 +220,13 @@ static void *tw_kicker(void *arg)
 	struct tw_stats st;
 	__u64 first;
 
-	if (get_stats(k->fd, &st))
+	if (get_stats(k->fd, &st)) {
+		atomic_store(&k->ready, 1);
 		return NULL;
+	}
 	first = st.holds;
+	/* The baseline read: the call may start (tw_kicked_ioctl() waits for this). */
+	atomic_store(&k->ready, 1);
 	while (!atomic_load(&k->done)) {
 		if (get_stats(k->fd, &st))
 			return NULL;
@@ -246,11 +251,15 @@ static inline int tw_kicked_ioctl(struct tw_kick *k, unsigned long cmd, void *ar
 	int ret, err;
 
 	k->target = pthread_self();
+	atomic_store(&k->ready, 0);
 	atomic_store(&k->done, 0);
 	atomic_store(&k->sent, 0);
 	k->holds_after = 0;
 	if (pthread_create(&t, NULL, tw_kicker, k))
 		return -1;
+	/* Started only once the kicker has its baseline, however late it was scheduled. */
+	while (!atomic_load(&k->ready))
+		usleep(100);
 	ret = ioctl(k->fd, cmd, arg);
 	err = errno;
 	atomic_store(&k->done, 1);
