@@ -1031,3 +1031,109 @@ fn a_reschedule_of_a_due_timer_still_placing_can_be_put_back() {
         assert_eq!(s.len(), 2, "{kind:?}");
     }
 }
+
+/// Every scheme twice: named at compile time, its own methods running, and held as
+/// `AnyScheme`, whose stay-put check and `reschedule` are its own.
+fn named_and_any(capacity: u32, start: u64) -> Vec<(String, Box<dyn Scheme>)> {
+    use wheel::{
+        scheme1::Straightforward, scheme2::OrderedList, scheme3::Heap, scheme4::BasicWheel,
+        scheme5::HashedSorted, scheme6::HashedUnsorted, scheme7::Hierarchical,
+    };
+    fn named<S: Scheme + 'static>(
+        kind: SchemeKind,
+        capacity: u32,
+        start: u64,
+        new: fn(&Config) -> Result<S, Error>,
+    ) -> (String, Box<dyn Scheme>) {
+        let config = common::config(kind, capacity, start);
+        let s = new(&config).unwrap_or_else(|e| panic!("{}: {e:?}", kind.name()));
+        (kind.name().to_string(), Box::new(s))
+    }
+    let mut all = vec![
+        named(
+            SchemeKind::Straightforward,
+            capacity,
+            start,
+            Straightforward::<HostStorage>::new,
+        ),
+        named(
+            SchemeKind::OrderedList,
+            capacity,
+            start,
+            OrderedList::<HostStorage>::new,
+        ),
+        named(SchemeKind::Heap, capacity, start, Heap::<HostStorage>::new),
+        named(
+            SchemeKind::BasicWheel,
+            capacity,
+            start,
+            BasicWheel::<HostStorage>::new,
+        ),
+        named(
+            SchemeKind::HashedSorted,
+            capacity,
+            start,
+            HashedSorted::<HostStorage>::new,
+        ),
+        named(
+            SchemeKind::HashedUnsorted,
+            capacity,
+            start,
+            HashedUnsorted::<HostStorage>::new,
+        ),
+        named(
+            SchemeKind::Hierarchical,
+            capacity,
+            start,
+            Hierarchical::<HostStorage>::new,
+        ),
+    ];
+    assert_eq!(all.len(), SchemeKind::ALL.len());
+    for (kind, s) in backends(capacity, start) {
+        all.push((format!("{} as AnyScheme", kind.name()), Box::new(s)));
+    }
+    all
+}
+
+#[test]
+fn ranged_starts_take_the_latest_tick_but_in_scheme_7() {
+    for (name, mut s) in named_and_any(16, 100) {
+        let h = s.start_range(10, 20, 1, &mut Work::unlimited()).unwrap();
+        // Scheme 7: the last boundary of level 1's 64-tick slots in [110, 120] is none, so
+        // level 0's latest tick too; see scheme7_ranges_land_on_coarse_slot_boundaries.
+        assert_eq!(s.deadline(h), Some(120), "{name}");
+    }
+}
+
+#[test]
+fn a_timer_due_inside_the_new_range_stays_for_one_unit() {
+    for (name, mut s) in named_and_any(16, 100) {
+        let h = s.start(50, 1).unwrap();
+        let mut w = Work::new(100);
+        s.reschedule_within(h, 45, 65, &mut w).unwrap();
+        assert_eq!(
+            s.deadline(h),
+            Some(150),
+            "{name}: moved by reschedule_within"
+        );
+        assert_eq!(w.done(), 1, "{name}: a timer that stays costs one unit");
+        s.reschedule(h, 40, 70).unwrap();
+        assert_eq!(s.deadline(h), Some(150), "{name}: moved by reschedule");
+        // Outside the range it moves, to the range's latest tick (scheme 7's too, here).
+        s.reschedule(h, 60, 70).unwrap();
+        assert_eq!(
+            s.deadline(h),
+            Some(170),
+            "{name}: not moved out of its range"
+        );
+    }
+}
+
+#[test]
+fn every_start_spends_a_unit() {
+    for (name, mut s) in named_and_any(16, 100) {
+        let mut w = Work::new(100);
+        s.start_range(30, 30, 1, &mut w).unwrap();
+        assert!(w.done() >= 1, "{name}: start_range spent {}", w.done());
+    }
+}

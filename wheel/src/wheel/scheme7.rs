@@ -1521,6 +1521,23 @@ mod tests {
     }
 
     #[test]
+    fn a_whole_level0_slot_stopped_to_its_last_entry_leaves_no_tag_behind() {
+        let mut w = wheel::<LVL_DEPTH>(0);
+        let hs: Vec<Handle> = (0..3).map(|id| w.start(5, id).unwrap()).collect();
+        assert_eq!(
+            w.advance(100, Clock::Tickless, &mut Work::unlimited()),
+            Advanced::Due
+        );
+        assert_eq!(w.arena.whole_tick(), Some((5, 5)));
+        for (id, h) in hs.into_iter().enumerate() {
+            assert_eq!(w.stop(h), Ok(id as u64));
+        }
+        // The due queue emptied by stops, as by pops: no entry reads as queued by its tag.
+        assert_eq!((w.queued(), w.arena.whole_tick()), (0, None));
+        assert_placed(&w);
+    }
+
+    #[test]
     fn a_whole_level0_slot_goes_to_the_due_queue_at_once() {
         let mut w = wheel::<LVL_DEPTH>(0);
         let mut work = Work::unlimited();
