@@ -128,10 +128,11 @@ static inline __u64 rnd(__u64 *s)
 }
 
 /*
- * The seed of a randomised test: `fixed`, unless the environment's TW_SEED names another
- * (decimal, or hex after 0x), which the test then logs, so that a run can draw other calls than
- * CI's and a failure among them can be repeated. A TW_SEED that is not a number, or is 0 (rnd()
- * would draw nothing but 0), fails the test; tw_variant_seed() keeps the seed it mixes off 0.
+ * The seed of a randomised test: `fixed`, unless the environment's TW_SEED names another (a C
+ * integer: decimal, hex after 0x, octal after a leading 0), which the test then logs, so that a
+ * run can draw other calls than CI's and a failure among them can be repeated. A TW_SEED that is
+ * not a number, or is 0 (rnd() would draw nothing but 0), fails the test; tw_variant_seed() keeps
+ * the seed it mixes off 0.
  */
 static inline __u64 tw_seed(struct __test_metadata *_metadata, __u64 fixed)
 {
