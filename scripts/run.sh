@@ -91,7 +91,7 @@ rc=0
 	sh -c 'mo=$1 fig9=$2; shift 2
 		insmod "$mo/rust_timerwheel.ko" && "$fig9" run "$@"; rc=$?; rmmod rust_timerwheel; exit $rc' \
 	_ "$mo" "$fig9" "${quick[@]}" --budget-ms "$budget" --out "$out" || rc=$?
-[ "$rc" = 0 ] || die "the sweep failed (exit $rc; see above and $out/results.md): no summary"
+[ "$rc" = 0 ] || die "the sweep failed (exit $rc, see above): $out keeps what it wrote, no summary"
 
 accel=$(cat "$out/accel")
 {
