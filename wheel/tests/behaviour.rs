@@ -1039,54 +1039,25 @@ fn named_and_any(capacity: u32, start: u64) -> Vec<(String, Box<dyn Scheme>)> {
         scheme1::Straightforward, scheme2::OrderedList, scheme3::Heap, scheme4::BasicWheel,
         scheme5::HashedSorted, scheme6::HashedUnsorted, scheme7::Hierarchical,
     };
-    fn named<S: Scheme + 'static>(
-        kind: SchemeKind,
-        capacity: u32,
-        start: u64,
-        new: fn(&Config) -> Result<S, Error>,
-    ) -> (String, Box<dyn Scheme>) {
-        let config = common::config(kind, capacity, start);
-        let s = new(&config).unwrap_or_else(|e| panic!("{}: {e:?}", kind.name()));
-        (kind.name().to_string(), Box::new(s))
+    // Each scheme's type is named as its kind.
+    macro_rules! named {
+        ($($kind:ident),*) => {
+            vec![$({
+                let config = common::config(SchemeKind::$kind, capacity, start);
+                let s = $kind::<HostStorage>::new(&config)
+                    .unwrap_or_else(|e| panic!("{}: {e:?}", SchemeKind::$kind.name()));
+                (SchemeKind::$kind.name().to_string(), Box::new(s) as Box<dyn Scheme>)
+            }),*]
+        };
     }
-    let mut all = vec![
-        named(
-            SchemeKind::Straightforward,
-            capacity,
-            start,
-            Straightforward::<HostStorage>::new,
-        ),
-        named(
-            SchemeKind::OrderedList,
-            capacity,
-            start,
-            OrderedList::<HostStorage>::new,
-        ),
-        named(SchemeKind::Heap, capacity, start, Heap::<HostStorage>::new),
-        named(
-            SchemeKind::BasicWheel,
-            capacity,
-            start,
-            BasicWheel::<HostStorage>::new,
-        ),
-        named(
-            SchemeKind::HashedSorted,
-            capacity,
-            start,
-            HashedSorted::<HostStorage>::new,
-        ),
-        named(
-            SchemeKind::HashedUnsorted,
-            capacity,
-            start,
-            HashedUnsorted::<HostStorage>::new,
-        ),
-        named(
-            SchemeKind::Hierarchical,
-            capacity,
-            start,
-            Hierarchical::<HostStorage>::new,
-        ),
+    let mut all = named![
+        Straightforward,
+        OrderedList,
+        Heap,
+        BasicWheel,
+        HashedSorted,
+        HashedUnsorted,
+        Hierarchical
     ];
     assert_eq!(all.len(), SchemeKind::ALL.len());
     for (kind, s) in backends(capacity, start) {
