@@ -1022,14 +1022,16 @@ mod tests {
             "scheme,clock,load,callouts,seconds,wakeups,wakeups_per_s,ticks,skipped,note\n",
         )
         .unwrap();
-        cmd_summary(&SummaryArgs {
-            csv: d.join("fig9.csv"),
-            measure: MeasureArg::Kernel,
-            small_n: 1000,
-            large_n: 1_000_000,
-            wakeups: Some(empty),
-        })
-        .unwrap();
+        // As the command line gives it.
+        let line = format!(
+            "summary --csv {} --wakeups {}",
+            d.join("fig9.csv").display(),
+            empty.display()
+        );
+        let Ok(Command::Summary(a)) = p(&line) else {
+            panic!("{line}")
+        };
+        cmd_summary(&a).unwrap();
         fs::remove_dir_all(&d).unwrap();
     }
 
