@@ -4124,56 +4124,73 @@ TEST_F_TIMEOUT(file, a_reader_waiting_in_a_frozen_cgroup_freezes_and_thawed_read
  * A process frozen with its cgroup during a long untimeout walk (thousands of duplicates of its
  * key) is held on its way out of the ioctl, the walk having cancelled nothing; thawed, the call
  * starts again and cancels the duplicate due first, once: the freezer is no signal to end it
- * with EINTR on.
+ * with EINTR on. A walk that ends before a freeze lands is made again, on the duplicates left,
+ * up to ATTEMPTS times: each of those must have cancelled the duplicate due first, once.
  */
 TEST_F_TIMEOUT(file, an_untimeout_walk_frozen_with_its_cgroup_goes_on_thawed, 300)
 {
-	enum { DUPLICATES = 100000 };
+	enum { DUPLICATES = 100000, ATTEMPTS = 8 };
 	struct tw_untimeout u = { .func = 0xf00, .arg = 1 };
-	struct child_call *c;
+	__u64 due[ATTEMPTS]; /* the duplicates due first, in their order */
+	struct child_call *c = NULL;
 	struct freezer fz;
 	struct tw_stats st;
 	struct tw_query q;
 	bool failed = false;
-	int status, held;
-	__u64 first;
+	int status, held = 0, made = 0, i;
 	pid_t pid;
 
 	if (self->fd < 0)
 		return;
 	ASSERT_EQ(0, configure_manual(self->fd, 0, 0, DUPLICATES + 16));
-	first = set_duplicates(_metadata, self->fd, u.func, u.arg, DUPLICATES, DUPLICATES + 50);
-	ASSERT_NE(0, first);
+	ASSERT_NE(0, set_duplicates(_metadata, self->fd, u.func, u.arg, DUPLICATES - ATTEMPTS,
+				    DUPLICATES + 50));
+	/* The rest due sooner, one at a time, for their handles: due[i] in 51 + i ticks. */
+	for (i = ATTEMPTS - 1; i >= 0; i--) {
+		due[i] = set_duplicates(_metadata, self->fd, u.func, u.arg, 1, 51 + i);
+		ASSERT_NE(0, due[i]);
+	}
 	SKIP_IF_NO_FREEZER(&fz);
-	pid = child_call(&c, fz.cg, self->fd, TW_IOC_UNTIMEOUT, &u, sizeof(u));
-	ASSERT_LE(0, pid);
-	WAIT_FOR(atomic_load(&c->began));
-	/* Frozen and thawed again and again until a freeze comes while it walks, or it ends. */
-	for (held = 0; !held && !failed && !atomic_load(&c->ended);) {
-		if (freezer_set(&fz, 1)) {
-			TH_LOG("the walking process did not freeze");
-			failed = true;
+	while (!held && !failed && made < ATTEMPTS) {
+		if (c)
+			munmap(c, sizeof(*c));
+		pid = child_call(&c, fz.cg, self->fd, TW_IOC_UNTIMEOUT, &u, sizeof(u));
+		ASSERT_LE(0, pid);
+		made++;
+		WAIT_FOR(atomic_load(&c->began));
+		/* Frozen and thawed again and again until a freeze comes while it walks, or it ends. */
+		while (!held && !failed && !atomic_load(&c->ended)) {
+			if (freezer_set(&fz, 1)) {
+				TH_LOG("the walking process did not freeze");
+				failed = true;
+			}
+			held = !atomic_load(&c->ended) && held_in(pid, SYS_ioctl);
+			if (freezer_set(&fz, 0)) {
+				TH_LOG("the walking process did not thaw");
+				failed = true;
+			}
 		}
-		held = !atomic_load(&c->ended) && held_in(pid, SYS_ioctl);
-		if (freezer_set(&fz, 0)) {
-			TH_LOG("the walking process did not thaw");
-			failed = true;
-		}
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("status %#x", status);
+		/* Each call cancels the duplicate due first of those left, frozen or not. */
+		EXPECT_EQ(0, c->ret) TH_LOG("untimeout %d: %s", made, strerror(c->err));
+		ASSERT_EQ(0, query(self->fd, due[made - 1], &q));
+		EXPECT_EQ(0, q.pending) TH_LOG("untimeout %d left the duplicate due first", made);
 	}
 	EXPECT_FALSE(failed);
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("status %#x", status);
 	freezer_remove(_metadata, &fz);
-	TH_LOG("%s; the untimeout returned %ld (%s)",
-	       held ? "frozen in the walk" : "the walk had ended when the freeze came", c->ret,
-	       c->ret ? strerror(c->err) : "no error");
-	SKIP_IF_NOT_SLOW(held, c->ret, c->err, "the untimeout ended before the freeze came");
-	EXPECT_EQ(0, c->ret);
+	TH_LOG("%s in untimeout %d of %d; it returned %ld (%s)",
+	       held ? "frozen in the walk" : "every walk had ended when the freeze came", made,
+	       ATTEMPTS, c->ret, c->ret ? strerror(c->err) : "no error");
+	/* Once each: no call cancelled a second duplicate, whether it started again or not. */
 	ASSERT_EQ(0, get_stats(self->fd, &st));
-	EXPECT_EQ(DUPLICATES - 1, st.outstanding);
-	EXPECT_EQ(1, st.stopped);
-	ASSERT_EQ(0, query(self->fd, first, &q));
-	EXPECT_EQ(0, q.pending) TH_LOG("the duplicate due first is still there");
+	EXPECT_EQ(DUPLICATES - made, st.outstanding);
+	EXPECT_EQ(made, st.stopped);
+	if (made < ATTEMPTS) {
+		ASSERT_EQ(0, query(self->fd, due[made], &q));
+		EXPECT_EQ(1, q.pending) TH_LOG("the duplicate due next was cancelled too");
+	}
+	SKIP_IF_NOT_SLOW(held, c->ret, c->err, "every untimeout ended before the freeze came");
 	munmap(c, sizeof(*c));
 }
 
