@@ -235,7 +235,8 @@ pub(crate) struct Instance {
 /// runs (a stop and a continue, a debugger's attach, the freezer, task work) the call starts
 /// again as if nothing had come between, and a handler ends it with EINTR, `SA_RESTART` or
 /// not, since a call that starts over under a stream of handled signals (a profiler's
-/// `SIGPROF`, say) might never end. The calls that have done something by then end with EINTR
+/// `SIGPROF`, say) might never end. An `untimeout` started again goes on with its walk
+/// ([`State::keep_untimeout`]). The calls that have done something by then end with EINTR
 /// whatever the signal: an ADVANCE, a batch, a bench.
 pub(crate) const UNDONE: Error = ERESTARTNOHAND;
 
@@ -458,7 +459,8 @@ impl Instance {
 
     /// `untimeout`: the walk of a long hash chain (duplicates, or keys sharing a bucket) goes
     /// on over as many holds as it takes, and stops on a signal, cancelling nothing
-    /// ([`UNDONE`]).
+    /// ([`UNDONE`]). Its walk is kept: the call made again goes on where it stopped
+    /// ([`State::keep_untimeout`]), so that every time it runs it gets a hold further.
     fn ioctl_untimeout(&self, mut r: UserSliceReader) -> Result {
         let req: tw_untimeout = r.read()?;
         // No user's key has function 0: not found, without waiting for the file.
@@ -466,10 +468,15 @@ impl Instance {
             return Err(ENOENT);
         }
         let _slow = self.core.slow()?;
+        let task = kernel::current!().pid();
+        let mut first = true;
         loop {
-            let done = self
-                .core
-                .hold(|st, work| st.untimeout_checking_arm(req.func, req.arg, work))?;
+            let done = self.core.hold(|st, work| {
+                if core::mem::take(&mut first) {
+                    st.resume_untimeout(task, req.func, req.arg);
+                }
+                st.untimeout_checking_arm(req.func, req.arg, work)
+            })?;
             if let Some(early) = done {
                 if early {
                     self.rearm();
@@ -477,7 +484,8 @@ impl Instance {
                 return Ok(());
             }
             if between_holds() {
-                self.core.hold(|st, _| st.abandon_untimeout());
+                self.core
+                    .hold(|st, _| st.keep_untimeout(task, req.func, req.arg));
                 return Err(UNDONE);
             }
         }
@@ -609,6 +617,9 @@ impl Instance {
     /// short (the operations not run say -EINTR).
     fn run_batch(&self, _slow: &Slow<'_>, ops: &mut [tw_op]) -> bool {
         let mut next = 0;
+        // A walk kept for a single `untimeout` is not the batch's to go on with: the first hold
+        // drops it (so does a signal before it).
+        let mut first = true;
         // The operation whose placement is still walking, if any.
         let mut placing: Option<usize> = None;
         // A signal came: no operation starts after the one placing ends.
@@ -649,6 +660,9 @@ impl Instance {
                 return true;
             }
             let late = self.core.hold(|st, work| {
+                if core::mem::take(&mut first) {
+                    st.abandon_untimeout();
+                }
                 // The earliest tick a callout started or moved in this hold is due on.
                 let mut due = None;
                 'ops: {

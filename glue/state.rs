@@ -12,6 +12,7 @@ use core::{
 };
 use kernel::{
     prelude::*,
+    task::Pid,
     time::{
         Delta,
         Instant,
@@ -111,6 +112,21 @@ pub(crate) struct State {
     pub(crate) wake: bool,
     /// An operation spanning holds runs (`Core::slow`).
     pub(crate) slow_busy: bool,
+    /// Legacy callouts started since the instance was configured (never counted down): a walk
+    /// kept for an `untimeout` goes on only if none was started since.
+    timeouts: u64,
+    /// The walk of an `untimeout` a signal cut short, kept for its call to go on with.
+    kept: Option<KeptWalk>,
+}
+
+/// An `untimeout` a signal cut short between holds, whose walk is kept: the task that made it,
+/// its key, and [`State::timeouts`] then.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct KeptWalk {
+    task: Pid,
+    func: u64,
+    arg: u64,
+    timeouts: u64,
 }
 
 impl State {
@@ -127,6 +143,8 @@ impl State {
             behind: false,
             wake: false,
             slow_busy: false,
+            timeouts: 0,
+            kept: None,
         }
     }
 
@@ -148,6 +166,8 @@ impl State {
             ..tw_stats::default()
         };
         self.tick_budget = params.budget;
+        self.timeouts = 0;
+        self.kept = None;
         core::mem::replace(&mut self.ring, ring)
     }
 
@@ -346,6 +366,7 @@ impl State {
             .timeout_range(func, arg, a, b, work)
             .map_err(errno)?;
         self.stats.started += 1;
+        self.timeouts += 1;
         Ok(h)
     }
 
@@ -386,10 +407,43 @@ impl State {
         Ok(freed.map(|d| self.armed_early(Some(d), work)))
     }
 
-    /// Drops an `untimeout` cut short between holds: nothing is cancelled.
+    /// Drops an `untimeout` cut short between holds, and any walk kept: nothing is cancelled.
     pub(crate) fn abandon_untimeout(&mut self) {
+        self.kept = None;
         if let Ok(c) = self.callouts() {
             c.abandon_untimeout();
+        }
+    }
+
+    /// Keeps the walk of an `untimeout` of `task` that a signal cut short between holds, having
+    /// cancelled nothing, for the call to go on with when made again ([`State::resume_untimeout`]).
+    /// Where no handler runs (a stop and a continue, the freezer, task work) the kernel makes it
+    /// again at once: a stream of those faster than the walk of a long chain would otherwise
+    /// start it from the head each time, and never let it end.
+    pub(crate) fn keep_untimeout(&mut self, task: Pid, func: u64, arg: u64) {
+        self.kept = Some(KeptWalk {
+            task,
+            func,
+            arg,
+            timeouts: self.timeouts,
+        });
+    }
+
+    /// Before an `untimeout` of `task` with key `(func, arg)`: the walk kept for the same
+    /// task's call with the same key goes on where it stopped, if no legacy callout was started
+    /// since (a call made anew after a handler ran then finds what a walk from the chain's
+    /// head would: nothing new is on the chain, and what went or moved meanwhile the walk
+    /// accounts for, as between two holds). Any other call drops a walk kept, and starts from
+    /// the head.
+    pub(crate) fn resume_untimeout(&mut self, task: Pid, func: u64, arg: u64) {
+        let mine = KeptWalk {
+            task,
+            func,
+            arg,
+            timeouts: self.timeouts,
+        };
+        if self.kept.take() != Some(mine) {
+            self.abandon_untimeout();
         }
     }
 
@@ -1295,6 +1349,75 @@ mod tests {
         // The one due first, on tick 140, is gone.
         run(&mut st, 140);
         assert_eq!(st.snapshot().fired, 0);
+    }
+
+    /// The work an `untimeout` of key (0xf00, 1) by `task` takes to end, from the start of a
+    /// call ([`State::resume_untimeout`]), in holds of 8.
+    fn untimeout_work(st: &mut State, task: Pid) -> usize {
+        st.resume_untimeout(task, 0xf00, 1);
+        let mut done = 0;
+        loop {
+            let work = &mut Work::new(8);
+            let r = st.untimeout(0xf00, 1, work).unwrap();
+            done += work.done();
+            if r.is_some() {
+                return done;
+            }
+        }
+    }
+
+    #[test]
+    fn an_untimeout_cut_short_goes_on_where_it_stopped_when_made_again() {
+        let mut st = state(7, 16);
+        for i in 1..=60 {
+            st.timeout(0xf00, 1, 200 - i, 0, &mut Work::unlimited())
+                .unwrap();
+        }
+        // A walk from the head looks at every callout on the chain (all are of the key).
+        let chain = |st: &State| st.snapshot().outstanding as usize;
+        let whole = untimeout_work(&mut st, 1);
+        assert!(whole >= 60);
+        // Cut short after three holds and kept: the same task's call goes on, and cancels the
+        // one due first (tick 141, the one due on 140 having gone), once.
+        let cut = |st: &mut State| {
+            st.resume_untimeout(1, 0xf00, 1);
+            for _ in 0..3 {
+                assert_eq!(st.untimeout(0xf00, 1, &mut Work::new(8)), Ok(None));
+            }
+            st.keep_untimeout(1, 0xf00, 1);
+        };
+        cut(&mut st);
+        let rest = untimeout_work(&mut st, 1);
+        assert!(rest + 3 * 8 <= whole);
+        assert_eq!((st.snapshot().outstanding, st.snapshot().stopped), (58, 2));
+        run(&mut st, 141);
+        assert_eq!(st.snapshot().fired, 0);
+        // Another task's call, another key's, a batch's or a call after a legacy callout was
+        // started (it may be on the chain, behind the walk) starts from the head.
+        for other in 0..4 {
+            cut(&mut st);
+            let task = match other {
+                0 => 2,
+                1 => {
+                    st.resume_untimeout(1, 0xf00, 2);
+                    1
+                }
+                2 => {
+                    st.abandon_untimeout();
+                    1
+                }
+                _ => {
+                    st.timeout(0xf00, 1, 500, 0, &mut Work::unlimited())
+                        .unwrap();
+                    1
+                }
+            };
+            let n = chain(&st);
+            let w = untimeout_work(&mut st, task);
+            assert!(w >= n);
+        }
+        let s = st.snapshot();
+        assert_eq!((s.outstanding, s.stopped), (55, 6));
     }
 
     #[test]
