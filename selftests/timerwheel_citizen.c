@@ -4194,6 +4194,135 @@ TEST_F_TIMEOUT(file, an_untimeout_walk_frozen_with_its_cgroup_goes_on_thawed, 30
 	munmap(c, sizeof(*c));
 }
 
+/*
+ * A signal caught by a handler ends a long untimeout walk with EINTR, nothing cancelled. The
+ * call made again then cancels what a walk from the chain's head would: a callout of the key
+ * set meanwhile, due before all, is looked at (the walk the signal cut short is not taken up
+ * once a legacy callout was started), and with nothing set meanwhile the duplicate due first.
+ */
+TEST_F_TIMEOUT(file, an_untimeout_a_signal_ends_cancels_nothing_and_the_next_sees_all, 300)
+{
+	enum { DUPLICATES = 100000 };
+	struct sigaction sa = { .sa_handler = note_signal }; /* no SA_RESTART */
+	struct tw_kick k = { .fd = self->fd, .sig = SIGALRM, .after = 2 };
+	struct tw_untimeout u = { .func = 0xf00, .arg = 1 };
+	struct tw_timeout t = { .func = 0xf00, .arg = 1, .ticks = 10 };
+	struct tw_stats st;
+	struct tw_query q;
+	int ret, err, round;
+	__u64 first;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, configure_manual(self->fd, 0, 0, DUPLICATES + 16));
+	first = set_duplicates(_metadata, self->fd, u.func, u.arg, DUPLICATES, DUPLICATES + 50);
+	ASSERT_NE(0, first);
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	for (round = 0; round < 2; round++) {
+		ret = tw_kicked_ioctl(&k, TW_IOC_UNTIMEOUT, &u);
+		err = errno;
+		SKIP_IF_NOT_SLOW(atomic_load(&k.sent), ret, err,
+				 "the untimeout ended before the signal was sent");
+		ASSERT_EQ(-1, ret);
+		EXPECT_EQ(EINTR, err);
+		EXPECT_GE(TW_HOLDS_PAST_A_SIGNAL, k.holds_after);
+		ASSERT_EQ(0, get_stats(self->fd, &st));
+		EXPECT_EQ(DUPLICATES, st.outstanding);
+		EXPECT_EQ(round, st.stopped) TH_LOG("the untimeout a signal ended cancelled one");
+		if (round == 0) {
+			/* Due before every duplicate, and at the chain's head, behind the walk. */
+			ASSERT_EQ(0, ioctl(self->fd, TW_IOC_TIMEOUT, &t)) TH_LOG("%s", strerror(errno));
+			ASSERT_EQ(0, ioctl(self->fd, TW_IOC_UNTIMEOUT, &u)) TH_LOG("%s", strerror(errno));
+			ASSERT_EQ(0, query(self->fd, t.handle, &q));
+			EXPECT_EQ(0, q.pending) TH_LOG("the callout set since the signal was passed over");
+		} else {
+			ASSERT_EQ(0, ioctl(self->fd, TW_IOC_UNTIMEOUT, &u)) TH_LOG("%s", strerror(errno));
+		}
+		ASSERT_EQ(0, query(self->fd, first, &q));
+		EXPECT_EQ(round == 0, q.pending) TH_LOG("round %d: the duplicate due first", round);
+	}
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(DUPLICATES - 1, st.outstanding);
+	EXPECT_EQ(2, st.stopped);
+}
+
+/*
+ * A stream of stops and continues faster than a long untimeout walk does not keep it from
+ * ending: the call, made again each time, goes on where its walk stopped. The child making it
+ * is stopped each time it has done STEP holds more (tw_stats.holds: a manual-clock instance
+ * does no other), STOPS times. It then takes no more holds than an untimeout of the same chain
+ * made without a stop; a walk started over from the chain's head at every stop would take STEP
+ * more for each, and a stop every STEP holds would keep it walking for ever. Speed only decides
+ * how many stops land before the walk ends.
+ */
+TEST_F_TIMEOUT(file, stops_faster_than_an_untimeout_walk_do_not_keep_it_from_ending, 300)
+{
+	enum { DUPLICATES = 100000, STOPS = 10, STEP = 4 };
+	struct tw_untimeout u = { .func = 0xf00, .arg = 1 };
+	__u64 due[2], base, mark, alone;
+	struct child_call *c;
+	struct tw_stats st;
+	struct tw_query q;
+	int landed = 0, status = -1, i;
+	pid_t pid;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, configure_manual(self->fd, 0, 0, DUPLICATES + 16));
+	ASSERT_NE(0, set_duplicates(_metadata, self->fd, u.func, u.arg, DUPLICATES - 2,
+				    DUPLICATES + 50));
+	/* The two due first, for their handles: due[i] in 51 + i ticks. */
+	for (i = 1; i >= 0; i--) {
+		due[i] = set_duplicates(_metadata, self->fd, u.func, u.arg, 1, 51 + i);
+		ASSERT_NE(0, due[i]);
+	}
+
+	/* Without a stop: the holds a walk of the chain takes. */
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	base = st.holds;
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_UNTIMEOUT, &u)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	alone = st.holds - base;
+	ASSERT_EQ(0, query(self->fd, due[0], &q));
+	EXPECT_EQ(0, q.pending) TH_LOG("the duplicate due first is still there");
+
+	/* Stopped every STEP holds. */
+	base = mark = st.holds;
+	pid = child_call(&c, NULL, self->fd, TW_IOC_UNTIMEOUT, &u, sizeof(u));
+	ASSERT_LE(0, pid);
+	while (landed < STOPS && !atomic_load(&c->ended)) {
+		ASSERT_EQ(0, get_stats(self->fd, &st));
+		if (st.holds < mark + STEP) {
+			usleep(50);
+			continue;
+		}
+		ASSERT_EQ(0, kill(pid, SIGSTOP));
+		ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
+		if (!WIFSTOPPED(status))
+			break; /* it ended and exited first */
+		if (!atomic_load(&c->ended) && held_in(pid, SYS_ioctl))
+			landed++;
+		ASSERT_EQ(0, get_stats(self->fd, &st));
+		mark = st.holds;
+		ASSERT_EQ(0, kill(pid, SIGCONT));
+	}
+	if (!WIFEXITED(status))
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("status %#x", status);
+	ASSERT_EQ(1, atomic_load(&c->ended));
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	TH_LOG("%d stops came while it ran; %llu holds, %llu without a stop; it returned %ld (%s)",
+	       landed, st.holds - base, alone, c->ret, c->ret ? strerror(c->err) : "no error");
+	SKIP_IF_NOT_SLOW(landed, c->ret, c->err, "the untimeout ended before a stop came");
+	EXPECT_EQ(0, c->ret);
+	EXPECT_GE(alone + 1, st.holds - base) TH_LOG("the walk started over after a stop");
+	EXPECT_EQ(DUPLICATES - 2, st.outstanding);
+	EXPECT_EQ(2, st.stopped);
+	ASSERT_EQ(0, query(self->fd, due[1], &q));
+	EXPECT_EQ(0, q.pending) TH_LOG("the duplicate due second is still there");
+	munmap(c, sizeof(*c));
+}
+
 /* ---- The real clock's arming under a long batch, and behind ------------------------------ */
 
 /*
