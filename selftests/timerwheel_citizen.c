@@ -438,6 +438,12 @@ FIXTURE_TEARDOWN(clock)
 		close(self->fd);
 }
 
+static int query(int fd, __u64 handle, struct tw_query *q)
+{
+	*q = (struct tw_query){ .handle = handle };
+	return ioctl(fd, TW_IOC_QUERY, q);
+}
+
 static int configure_real(int fd, __u32 scheme, __u32 slots, __u64 tick_ns)
 {
 	struct tw_config c = { .scheme = scheme, .clock = TW_CLOCK_REAL, .slots = slots,
@@ -520,6 +526,48 @@ TEST_F_TIMEOUT(clock, one_far_callout_costs_few_wakeups_and_fires_on_time, 120)
 	bound = variant->max_wakeups ? variant->max_wakeups : (t - t0) / MS + 1;
 	EXPECT_GE(bound, st.wakeups);
 	EXPECT_LE(1, st.wakeups);
+}
+
+/*
+ * The hrtimer is armed for the very tick a callout is due on: on a 100 ms clock, a callout a
+ * few ticks ahead is processed on its deadline tick, not the next, unless the wakeup came a
+ * whole tick late. Tried up to TRIES times, once on time is enough (a guest may stall past a
+ * tick now and then); armed a tick late, it never is. And QUERY's `now` is the real clock's
+ * tick, which goes on while the instance idles with nothing due soon (the scheme's own tick
+ * stays where its last wakeup left it).
+ */
+TEST_F_TIMEOUT(clock, a_callout_is_processed_on_the_tick_it_is_due, 120)
+{
+	enum { TRIES = 5, AHEAD = 3, FAR = 1000 };
+	struct tw_query q0, q;
+	struct tw_fired rec;
+	int i, on_time = 0;
+	__u64 h;
+
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, configure_real(self->fd, variant->scheme, variant->slots, 100 * MS));
+	for (i = 0; i < TRIES && !on_time; i++) {
+		ASSERT_EQ(0, set_callout(self->fd, AHEAD, i, NULL));
+		alarm(60);
+		ASSERT_EQ(sizeof(rec), read(self->fd, &rec, sizeof(rec)))
+			TH_LOG("read: %s", strerror(errno));
+		alarm(0);
+		EXPECT_EQ(i, rec.cookie);
+		EXPECT_LE(rec.deadline, rec.fired) TH_LOG("processed before its tick");
+		TH_LOG("try %d: deadline tick %llu processed on tick %llu", i + 1, rec.deadline,
+		       rec.fired);
+		on_time = rec.fired == rec.deadline;
+	}
+	EXPECT_TRUE(on_time) TH_LOG("none of %d callouts processed on its tick", i);
+
+	ASSERT_EQ(0, set_callout(self->fd, FAR, 99, &h));
+	ASSERT_EQ(0, query(self->fd, h, &q0));
+	usleep(500 * 1000);
+	ASSERT_EQ(0, query(self->fd, h, &q));
+	EXPECT_EQ(1, q.pending);
+	EXPECT_EQ(q0.deadline, q.deadline);
+	EXPECT_LE(q0.now + 4, q.now) TH_LOG("now %llu, 500 ms after %llu", q.now, q0.now);
 }
 
 /*
@@ -3528,21 +3576,62 @@ static int fdinfo_duplicate_key(int fd)
 	return dup;
 }
 
+/* The statistics below differ pairwise (else the caller's setup needs mending). */
+static void expect_stats_differ(struct __test_metadata *_metadata, const struct tw_stats *st)
+{
+	const struct {
+		const char *name;
+		__u64 value;
+	} v[] = {
+		{ "outstanding", st->outstanding }, { "started", st->started },
+		{ "stopped", st->stopped },	    { "fired", st->fired },
+		{ "carried", st->carried },	    { "queued", st->queued },
+		{ "ring_used", st->ring_used },	    { "ring_drops", st->ring_drops },
+		{ "wakeups", st->wakeups },
+	};
+	unsigned int i, j, n = sizeof(v) / sizeof(v[0]);
+
+	for (i = 0; i < n; i++) {
+		for (j = i + 1; j < n; j++) {
+			EXPECT_NE(v[i].value, v[j].value)
+				TH_LOG("%s and %s are both %llu", v[i].name, v[j].name,
+				       v[i].value);
+		}
+	}
+}
+
+/*
+ * Every fdinfo line shows its own field. The statistics a line could show in another's place
+ * unseen, were the two alike, are made to differ first: a per-tick budget of 2 and a ring of 4
+ * leave expiries carried and queued and records dropped, some callouts are cancelled, and one
+ * record is read. (wakeups and overruns, both 0 on the manual clock, are the exception.)
+ */
 TEST_F(instance, fdinfo_shows_the_statistics)
 {
-	struct tw_fired rec[4];
+	struct tw_config c = { .scheme = variant->scheme, .clock = TW_CLOCK_MANUAL,
+			       .slots = variant->slots, .capacity = 32, .ring = 4, .budget = 2 };
+	struct tw_fired rec;
 	struct tw_stats st;
 	unsigned int i;
+	__u64 h;
 
 	if (self->fd < 0)
 		return;
-	ASSERT_EQ(0, configure_manual(self->fd, variant->scheme, variant->slots, 16));
-	ASSERT_EQ(0, set_callout(self->fd, 2, 1, NULL));
-	ASSERT_EQ(0, set_callout(self->fd, 3, 2, NULL));
-	ASSERT_EQ(0, set_callout(self->fd, 50, 3, NULL));
-	ASSERT_EQ(0, advance(self->fd, 3));
-	ASSERT_EQ(2, drain(self->fd, rec, 4));
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_CONFIGURE, &c)) TH_LOG("%s", strerror(errno));
+	for (i = 0; i < 7; i++) {
+		ASSERT_EQ(0, set_callout(self->fd, 2, i, NULL));
+	}
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, set_callout(self->fd, 50 + i, 10 + i, NULL));
+		ASSERT_EQ(0, set_callout(self->fd, 60, 20 + i, &h));
+		ASSERT_EQ(0, unset_callout(self->fd, h));
+	}
+	ASSERT_EQ(0, advance(self->fd, 2));
+	ASSERT_EQ(0, advance(self->fd, 1));
+	ASSERT_EQ(0, advance(self->fd, 1));
+	ASSERT_EQ(sizeof(rec), read(self->fd, &rec, sizeof(rec)));
 	ASSERT_EQ(0, get_stats(self->fd, &st));
+	expect_stats_differ(_metadata, &st);
 	/* Nothing runs on the manual clock between the two: every line is its field's value. */
 	for (i = 0; i < sizeof(fdinfo_fields) / sizeof(fdinfo_fields[0]); i++) {
 		const char *key = fdinfo_fields[i].key;
@@ -3553,8 +3642,9 @@ TEST_F(instance, fdinfo_shows_the_statistics)
 	}
 	/* Each key once: a parser keeping the first of two would read another value. */
 	EXPECT_EQ(0, fdinfo_duplicate_key(self->fd));
-	EXPECT_EQ(1, fdinfo_value(self->fd, "outstanding"));
-	EXPECT_EQ(2, fdinfo_value(self->fd, "fired"));
+	EXPECT_EQ(4 + st.queued, fdinfo_value(self->fd, "outstanding"));
+	EXPECT_EQ(3, fdinfo_value(self->fd, "ring_used"));
+	EXPECT_EQ(4, fdinfo_value(self->fd, "stopped"));
 	EXPECT_EQ(variant->scheme, fdinfo_value(self->fd, "scheme"));
 	EXPECT_EQ(0, fdinfo_value(self->fd, "wakeups")); /* the manual clock */
 	EXPECT_EQ((long long)st.max_hold_work, fdinfo_value(self->fd, "max_hold_work"));
@@ -3566,12 +3656,6 @@ static int reset(int fd, __u64 handle, __u64 ticks, __u64 latest)
 	struct tw_reset r = { .handle = handle, .ticks = ticks, .latest = latest };
 
 	return ioctl(fd, TW_IOC_RESET, &r);
-}
-
-static int query(int fd, __u64 handle, struct tw_query *q)
-{
-	*q = (struct tw_query){ .handle = handle };
-	return ioctl(fd, TW_IOC_QUERY, q);
 }
 
 /* SKIPs the test (from its body: SKIP returns from the function it is in). */
@@ -3947,6 +4031,90 @@ static int stopped_ioctl(struct __test_metadata *_metadata, int fd, unsigned lon
 
 #define SKIP_IF_NOT_STOPPED(landed, ret)                                                   \
 	SKIP_IF_NOT_SLOW(landed, ret, errno, "the ioctl ended before a stop came while it ran")
+
+/* Makes a page read-only once a call has done `after` holds (see struct tw_kick). */
+struct protector {
+	int fd;
+	void *page;
+	__u64 after;
+	atomic_int ready, done, protected;
+};
+
+static void *protect_after_holds(void *arg)
+{
+	struct protector *p = arg;
+	struct tw_stats st;
+	__u64 first;
+
+	if (get_stats(p->fd, &st)) {
+		atomic_store(&p->ready, 1);
+		return NULL;
+	}
+	first = st.holds;
+	atomic_store(&p->ready, 1);
+	while (!atomic_load(&p->done)) {
+		if (!get_stats(p->fd, &st) && st.holds >= first + p->after) {
+			atomic_store(&p->protected, !mprotect(p->page, 4096, PROT_READ));
+			return NULL;
+		}
+		usleep(100);
+	}
+	return NULL;
+}
+
+/*
+ * A set and a timeout whose handle cannot be written back, their request made read-only while
+ * their placement walks the sorted list (after its first holds: the request was found writable
+ * before), fail with EFAULT and leave no callout behind whose handle their caller does not
+ * have: it is cancelled again, and not counted as started.
+ */
+TEST_F_TIMEOUT(slow_start, a_start_whose_handle_cannot_be_written_back_leaves_nothing, 300)
+{
+	const unsigned long cmds[] = { TW_IOC_SETCALLOUT, TW_IOC_TIMEOUT };
+	struct protector p = { .fd = self->fd, .after = 2 };
+	struct tw_stats st;
+	pthread_t t;
+	unsigned int i;
+	int ret, err;
+
+	if (self->fd < 0)
+		return;
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		p.page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			      -1, 0);
+		ASSERT_TRUE(p.page != MAP_FAILED);
+		/* Later than all: the placement walks the whole list. */
+		if (cmds[i] == TW_IOC_SETCALLOUT)
+			*(struct tw_set *)p.page = (struct tw_set){ .ticks = SLOW_FAR + 1,
+								    .cookie = 5 };
+		else
+			*(struct tw_timeout *)p.page = (struct tw_timeout){
+				.func = 0xf00, .arg = 1, .ticks = SLOW_FAR + 1 };
+		atomic_store(&p.ready, 0);
+		atomic_store(&p.done, 0);
+		atomic_store(&p.protected, 0);
+		ASSERT_EQ(0, pthread_create(&t, NULL, protect_after_holds, &p));
+		while (!atomic_load(&p.ready))
+			usleep(100);
+		ret = ioctl(self->fd, cmds[i], p.page);
+		err = errno;
+		atomic_store(&p.done, 1);
+		pthread_join(t, NULL);
+		munmap(p.page, 4096);
+		TH_LOG("request %#lx: %s; it returned %d (%s)", cmds[i],
+		       atomic_load(&p.protected) ? "protected" : "not protected", ret,
+		       ret ? strerror(err) : "no error");
+		SKIP_IF_NOT_SLOW(ret, ret, err, "the placement ended before its request was "
+				 "protected");
+		ASSERT_EQ(-1, ret);
+		EXPECT_EQ(EFAULT, err);
+		EXPECT_EQ(1, atomic_load(&p.protected));
+		ASSERT_EQ(0, get_stats(self->fd, &st));
+		EXPECT_EQ(SLOW_N, st.outstanding) TH_LOG("the new callout was left behind");
+		EXPECT_EQ(SLOW_N, st.started);
+		EXPECT_EQ(0, st.stopped);
+	}
+}
 
 /*
  * A stop and a continue (job control, a debugger's attach; the freezer alike) while a long

@@ -467,6 +467,7 @@ TEST_F(instance, legacy_interface_finds_func_arg)
 	struct tw_timeout t = { .func = 0xf00, .arg = 1, .ticks = 5 };
 	struct tw_untimeout u = { .func = 0xf00, .arg = 1 };
 	struct tw_fired rec[8];
+	struct tw_stats st;
 	int n, i;
 
 	if (self->fd < 0)
@@ -480,6 +481,11 @@ TEST_F(instance, legacy_interface_finds_func_arg)
 	EXPECT_EQ(0, ioctl(self->fd, TW_IOC_UNTIMEOUT, &u));
 	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_UNTIMEOUT, &u));
 	EXPECT_EQ(ENOENT, errno);
+	/* Three started, one stopped: a failed untimeout counts nothing. */
+	ASSERT_EQ(0, get_stats(self->fd, &st));
+	EXPECT_EQ(3, st.started);
+	EXPECT_EQ(1, st.stopped);
+	EXPECT_EQ(2, st.outstanding);
 	ASSERT_EQ(0, advance(self->fd, 5));
 	n = drain(self->fd, rec, 8);
 	ASSERT_EQ(2, n);
