@@ -460,7 +460,9 @@ impl Instance {
     /// `untimeout`: the walk of a long hash chain (duplicates, or keys sharing a bucket) goes
     /// on over as many holds as it takes, and stops on a signal, cancelling nothing
     /// ([`UNDONE`]). Its walk is kept: the call made again goes on where it stopped
-    /// ([`State::keep_untimeout`]), so that every time it runs it gets a hold further.
+    /// ([`State::keep_untimeout`]), so that every time it runs it gets a hold further, unless
+    /// a legacy callout is armed, a sorted list's reset undone or the walk sent back to the
+    /// chain's head in between.
     fn ioctl_untimeout(&self, mut r: UserSliceReader) -> Result {
         let req: tw_untimeout = r.read()?;
         // No user's key has function 0: not found, without waiting for the file.

@@ -113,14 +113,16 @@ pub(crate) struct State {
     /// An operation spanning holds runs (`Core::slow`).
     pub(crate) slow_busy: bool,
     /// Legacy callouts started since the instance was configured (never counted down): a walk
-    /// kept for an `untimeout` goes on only if none was started since.
+    /// kept for an `untimeout` goes on only if none was started since it began.
     timeouts: u64,
+    /// [`State::timeouts`] when the `untimeout` walking now (or last) began its walk.
+    walk_timeouts: u64,
     /// The walk of an `untimeout` a signal cut short, kept for its call to go on with.
     kept: Option<KeptWalk>,
 }
 
 /// An `untimeout` a signal cut short between holds, whose walk is kept: the task that made it,
-/// its key, and [`State::timeouts`] then.
+/// its key, and [`State::timeouts`] when the walk began.
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct KeptWalk {
     task: Pid,
@@ -144,6 +146,7 @@ impl State {
             wake: false,
             slow_busy: false,
             timeouts: 0,
+            walk_timeouts: 0,
             kept: None,
         }
     }
@@ -167,6 +170,7 @@ impl State {
         };
         self.tick_budget = params.budget;
         self.timeouts = 0;
+        self.walk_timeouts = 0;
         self.kept = None;
         core::mem::replace(&mut self.ring, ring)
     }
@@ -211,6 +215,8 @@ impl State {
     /// Undoes the reset whose placement is in progress, the callout back where it was with its
     /// old deadline, if it can (see `Scheme::abandon_placement`); `true` if it did.
     pub(crate) fn abandon_reset(&mut self) -> bool {
+        // A walk kept may have compared the callout at the deadline it was being moved to.
+        self.abandon_untimeout();
         self.configured
             .as_mut()
             .is_some_and(|c| c.callouts.abandon_placement())
@@ -419,21 +425,28 @@ impl State {
     /// cancelled nothing, for the call to go on with when made again ([`State::resume_untimeout`]).
     /// Where no handler runs (a stop and a continue, the freezer, task work) the kernel makes it
     /// again at once: a stream of those faster than the walk of a long chain would otherwise
-    /// start it from the head each time, and never let it end.
+    /// start it from the head each time, and never let it end. Only a walk on its first pass
+    /// is kept (see `Callouts::untimeout_in_first_pass`); one that went back to the head is
+    /// dropped, and the call starts over.
     pub(crate) fn keep_untimeout(&mut self, task: Pid, func: u64, arg: u64) {
+        if !self.callouts().is_ok_and(|c| c.untimeout_in_first_pass()) {
+            self.abandon_untimeout();
+            return;
+        }
         self.kept = Some(KeptWalk {
             task,
             func,
             arg,
-            timeouts: self.timeouts,
+            timeouts: self.walk_timeouts,
         });
     }
 
     /// Before an `untimeout` of `task` with key `(func, arg)`: the walk kept for the same
     /// task's call with the same key goes on where it stopped, if no legacy callout was started
-    /// since (a call made anew after a handler ran then finds what a walk from the chain's
-    /// head would: nothing new is on the chain, and what went or moved meanwhile the walk
-    /// accounts for, as between two holds). Any other call drops a walk kept, and starts from
+    /// since it began. A call made anew after a handler ran then finds what a walk from the
+    /// chain's head would: nothing new is on the chain, the walk is on its first pass, and what
+    /// went or moved since it the walk accounts for, as between two holds (the first such
+    /// change sends it back to the head). Any other call drops a walk kept, and starts from
     /// the head.
     pub(crate) fn resume_untimeout(&mut self, task: Pid, func: u64, arg: u64) {
         let mine = KeptWalk {
@@ -445,6 +458,7 @@ impl State {
         if self.kept.take() != Some(mine) {
             self.abandon_untimeout();
         }
+        self.walk_timeouts = self.timeouts;
     }
 
     /// `mod_timer`: the callout keeps its handle.
@@ -1369,34 +1383,46 @@ mod tests {
     #[test]
     fn an_untimeout_cut_short_goes_on_where_it_stopped_when_made_again() {
         let mut st = state(7, 16);
-        for i in 1..=60 {
-            st.timeout(0xf00, 1, 200 - i, 0, &mut Work::unlimited())
-                .unwrap();
-        }
+        let hs: [Handle; 60] = core::array::from_fn(|i| {
+            st.timeout(0xf00, 1, 199 - i as u64, 0, &mut Work::unlimited())
+                .unwrap()
+        });
         // A walk from the head looks at every callout on the chain (all are of the key).
         let chain = |st: &State| st.snapshot().outstanding as usize;
         let whole = untimeout_work(&mut st, 1);
         assert!(whole >= 60);
-        // Cut short after three holds and kept: the same task's call goes on, and cancels the
-        // one due first (tick 141, the one due on 140 having gone), once.
-        let cut = |st: &mut State| {
+        // Cut short after three holds and kept (`mid` runs after the first of them): the same
+        // task's call goes on, and cancels the one due first (tick 141, the one due on 140
+        // having gone), once.
+        let cut = |st: &mut State, mid: u32| {
             st.resume_untimeout(1, 0xf00, 1);
-            for _ in 0..3 {
+            for hold in 0..3 {
                 assert_eq!(st.untimeout(0xf00, 1, &mut Work::new(8)), Ok(None));
+                match (hold, mid) {
+                    // A callout of the key armed behind the walk.
+                    (0, 1) => {
+                        st.timeout(0xf00, 1, 500, 0, &mut Work::unlimited())
+                            .unwrap();
+                    }
+                    // A match reset: the walk goes back to the head.
+                    (0, 2) => st.reset(hs[0], 300, 0, &mut Work::unlimited()).unwrap(),
+                    _ => {}
+                }
             }
             st.keep_untimeout(1, 0xf00, 1);
         };
-        cut(&mut st);
+        cut(&mut st, 0);
         let rest = untimeout_work(&mut st, 1);
         assert!(rest + 3 * 8 <= whole);
         assert_eq!((st.snapshot().outstanding, st.snapshot().stopped), (58, 2));
         run(&mut st, 141);
         assert_eq!(st.snapshot().fired, 0);
-        // Another task's call, another key's, a batch's or a call after a legacy callout was
-        // started (it may be on the chain, behind the walk) starts from the head.
-        for other in 0..4 {
-            cut(&mut st);
-            let task = match other {
+        // Another task's call, another key's, a batch's, a call after a legacy callout was
+        // armed (behind the walk), after or during the walk, after a walk that went back to the
+        // head, or after an undone reset, starts from the head.
+        for case in 0..7 {
+            cut(&mut st, if case >= 4 { case - 3 } else { 0 });
+            let task = match case {
                 0 => 2,
                 1 => {
                     st.resume_untimeout(1, 0xf00, 2);
@@ -1406,18 +1432,23 @@ mod tests {
                     st.abandon_untimeout();
                     1
                 }
-                _ => {
+                3 => {
                     st.timeout(0xf00, 1, 500, 0, &mut Work::unlimited())
                         .unwrap();
                     1
                 }
+                6 => {
+                    assert!(!st.abandon_reset());
+                    1
+                }
+                _ => 1,
             };
             let n = chain(&st);
             let w = untimeout_work(&mut st, task);
             assert!(w >= n);
         }
         let s = st.snapshot();
-        assert_eq!((s.outstanding, s.stopped), (55, 6));
+        assert_eq!((s.outstanding, s.stopped), (53, 9));
     }
 
     #[test]

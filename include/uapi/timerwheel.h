@@ -34,7 +34,8 @@
  * signals might never end. Started over, a set or reset counts its ticks from then, a reset
  * finds its callout fired if it came due meanwhile (ENOENT), and a CONFIGURE may find the
  * memory the one given up made still being freed (ENOMEM); an UNTIMEOUT goes on with the walk
- * it had made (see TW_IOC_UNTIMEOUT), so that a stream of such stops cannot keep it from ending.
+ * it had made (see TW_IOC_UNTIMEOUT), so that a stream of such stops alone cannot keep it from
+ * ending.
  * ADVANCE, BATCH and the benches,
  * which have done something by then, end with EINTR whatever the signal.
  *
@@ -268,12 +269,14 @@ struct tw_timeout {
  * compared at its new deadline with the best so far; should the best fire and nothing after it
  * match, the walk goes back to the head a last time and cancels the first match it meets there
  * (set meanwhile or not), so that neither firings nor another thread's resets or new callouts
- * can keep it walking: it ends within three walks of the chain. A walk a signal cuts short is
- * kept: the same thread's next UNTIMEOUT of the same (func, arg), if no TW_IOC_TIMEOUT (or
- * TW_OP_TIMEOUT) succeeded on the file since, goes on where it stopped. That is how a call
- * started again after a stop and a continue, the freezer or task work ends however often they
- * come; a call made anew after a handler ran finds what a walk from the chain's head would, as
- * nothing new can be on the chain. Any other call starts from the head.
+ * can keep it walking: it ends within three walks of the chain. A walk a signal cuts short on
+ * its first pass of the chain (it had not gone back to the head) is kept: the same thread's
+ * next UNTIMEOUT of the same (func, arg) goes on where it stopped, if no TW_IOC_TIMEOUT (or
+ * TW_OP_TIMEOUT) succeeded on the file since the walk began and no reset of a sorted list's
+ * callout was undone meanwhile. That is how a call started again after a stop and a continue,
+ * the freezer or task work ends however often they come; a call made anew after a handler ran
+ * finds what a walk from the chain's head would, as nothing new can be on the chain. Any other
+ * call starts from the head.
  * Errors: ENOENT  no outstanding callout has this (func, arg); after a walk over several holds,
  *                 every one it looked at fired (or was cancelled) before it could cancel it,
  *                 callouts set behind it meanwhile being left alone

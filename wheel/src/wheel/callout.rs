@@ -461,6 +461,16 @@ impl<S: Storage, T: Scheme> Callouts<S, T> {
         self.search = None;
     }
 
+    /// Whether the walk of an `untimeout` cut short is on its first pass of the chain: it has
+    /// not gone back to the head (no best match went, no match was reset). What it compared
+    /// so far, each at the deadline it still has, is then what a walk started from the head
+    /// now would compare, if no callout of its key was armed since it began: such a walk can
+    /// be taken up by a later call, not only by the next hold of the same one.
+    pub fn untimeout_in_first_pass(&self) -> bool {
+        self.search
+            .is_some_and(|s| !s.restarted && !s.lost && !s.settling)
+    }
+
     /// `mod_timer`: moves the outstanding callout `handle` (pending, or due and not yet popped)
     /// to a tick in `[now + earliest, now + latest]`, in place
     /// ([`Scheme::reschedule_within`]): it keeps its handle and what it is, from either
@@ -577,7 +587,8 @@ impl<S: Storage, T: Scheme> Callouts<S, T> {
     /// The walk of an `untimeout` in progress is not told: one that compared the callout at the
     /// deadline the reset was taking it to keeps that comparison, and may cancel a match due
     /// after another it passed. A caller that keeps walks and placements apart (the module: each
-    /// holds the file's right to long operations) never meets the case.
+    /// holds the file's right to long operations, and a walk a signal cut short is dropped when a
+    /// placement is undone) never meets the case.
     pub fn abandon_placement(&mut self) -> bool {
         self.scheme.abandon_placement()
     }
@@ -880,15 +891,19 @@ mod tests {
             let x = c.timeout(5, 6, 10).unwrap();
             let z = c.timeout(5, 6, 50).unwrap();
             // The chain runs newest first (z, x, y): two steps compare z and x, x the best.
+            assert!(!c.untimeout_in_first_pass(), "{kind:?}");
             assert_eq!(
                 c.untimeout_within(5, 6, &mut Work::new(2)),
                 Ok(None),
                 "{kind:?}"
             );
+            assert!(c.untimeout_in_first_pass(), "{kind:?}");
             c.reset(x, 100, 100, &mut Work::unlimited()).unwrap();
             while c.placing() {
                 c.place(&mut Work::unlimited());
             }
+            // Back to the head: no longer what a walk begun now would have compared.
+            assert!(!c.untimeout_in_first_pass(), "{kind:?}");
             let cancelled = c.untimeout_within(5, 6, &mut Work::unlimited());
             assert_eq!(cancelled, Ok(Some(50)), "{kind:?}");
             assert_eq!(c.unsetcallout(z), Err(Error::Stale), "{kind:?}");
