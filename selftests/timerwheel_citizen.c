@@ -4032,36 +4032,6 @@ static int stopped_ioctl(struct __test_metadata *_metadata, int fd, unsigned lon
 #define SKIP_IF_NOT_STOPPED(landed, ret)                                                   \
 	SKIP_IF_NOT_SLOW(landed, ret, errno, "the ioctl ended before a stop came while it ran")
 
-/* Makes a page read-only once a call has done `after` holds (see struct tw_kick). */
-struct protector {
-	int fd;
-	void *page;
-	__u64 after;
-	atomic_int ready, done, protected;
-};
-
-static void *protect_after_holds(void *arg)
-{
-	struct protector *p = arg;
-	struct tw_stats st;
-	__u64 first;
-
-	if (get_stats(p->fd, &st)) {
-		atomic_store(&p->ready, 1);
-		return NULL;
-	}
-	first = st.holds;
-	atomic_store(&p->ready, 1);
-	while (!atomic_load(&p->done)) {
-		if (!get_stats(p->fd, &st) && st.holds >= first + p->after) {
-			atomic_store(&p->protected, !mprotect(p->page, 4096, PROT_READ));
-			return NULL;
-		}
-		usleep(100);
-	}
-	return NULL;
-}
-
 /*
  * A set and a timeout whose handle cannot be written back, their request made read-only while
  * their placement walks the sorted list (after its first holds: the request was found writable
@@ -4071,44 +4041,35 @@ static void *protect_after_holds(void *arg)
 TEST_F_TIMEOUT(slow_start, a_start_whose_handle_cannot_be_written_back_leaves_nothing, 300)
 {
 	const unsigned long cmds[] = { TW_IOC_SETCALLOUT, TW_IOC_TIMEOUT };
-	struct protector p = { .fd = self->fd, .after = 2 };
+	struct tw_kick k = { .fd = self->fd, .after = 2 };
 	struct tw_stats st;
-	pthread_t t;
 	unsigned int i;
 	int ret, err;
 
 	if (self->fd < 0)
 		return;
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-		p.page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			      -1, 0);
-		ASSERT_TRUE(p.page != MAP_FAILED);
+		k.protect = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				 -1, 0);
+		ASSERT_TRUE(k.protect != MAP_FAILED);
 		/* Later than all: the placement walks the whole list. */
 		if (cmds[i] == TW_IOC_SETCALLOUT)
-			*(struct tw_set *)p.page = (struct tw_set){ .ticks = SLOW_FAR + 1,
-								    .cookie = 5 };
+			*(struct tw_set *)k.protect = (struct tw_set){ .ticks = SLOW_FAR + 1,
+								       .cookie = 5 };
 		else
-			*(struct tw_timeout *)p.page = (struct tw_timeout){
+			*(struct tw_timeout *)k.protect = (struct tw_timeout){
 				.func = 0xf00, .arg = 1, .ticks = SLOW_FAR + 1 };
-		atomic_store(&p.ready, 0);
-		atomic_store(&p.done, 0);
-		atomic_store(&p.protected, 0);
-		ASSERT_EQ(0, pthread_create(&t, NULL, protect_after_holds, &p));
-		while (!atomic_load(&p.ready))
-			usleep(100);
-		ret = ioctl(self->fd, cmds[i], p.page);
+		ret = tw_kicked_ioctl(&k, cmds[i], k.protect);
 		err = errno;
-		atomic_store(&p.done, 1);
-		pthread_join(t, NULL);
-		munmap(p.page, 4096);
+		munmap(k.protect, 4096);
 		TH_LOG("request %#lx: %s; it returned %d (%s)", cmds[i],
-		       atomic_load(&p.protected) ? "protected" : "not protected", ret,
+		       atomic_load(&k.sent) ? "protected" : "not protected", ret,
 		       ret ? strerror(err) : "no error");
 		SKIP_IF_NOT_SLOW(ret, ret, err, "the placement ended before its request was "
 				 "protected");
 		ASSERT_EQ(-1, ret);
 		EXPECT_EQ(EFAULT, err);
-		EXPECT_EQ(1, atomic_load(&p.protected));
+		EXPECT_EQ(1, atomic_load(&k.sent));
 		ASSERT_EQ(0, get_stats(self->fd, &st));
 		EXPECT_EQ(SLOW_N, st.outstanding) TH_LOG("the new callout was left behind");
 		EXPECT_EQ(SLOW_N, st.started);

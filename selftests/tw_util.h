@@ -205,11 +205,13 @@ static inline __u64 hold_work_of(int fd)
  * thread `sig` (whose handler the caller installed, without SA_RESTART), and notes the holds
  * done by then; after the call, `holds_after` is how many more it did. A call that looks at
  * signals between its holds does one or two more (the one under way, one to undo or end); one
- * that ignores them goes on to its end.
+ * that ignores them goes on to its end. With `protect` set, the kicker makes that page read-only
+ * instead of sending a signal (`sent` says whether mprotect succeeded).
  */
 struct tw_kick {
 	int fd, sig;
 	__u64 after;
+	void *protect;
 	pthread_t target;
 	atomic_int ready, done, sent;
 	__u64 holds_at_signal, holds_after;
@@ -232,11 +234,16 @@ static void *tw_kicker(void *arg)
 		if (get_stats(k->fd, &st))
 			return NULL;
 		if (st.holds >= first + k->after) {
-			pthread_kill(k->target, k->sig);
+			int done = 1;
+
+			if (k->protect)
+				done = !mprotect(k->protect, 4096, PROT_READ);
+			else
+				pthread_kill(k->target, k->sig);
 			/* Read after the signal is pending: the holds from here on came after it. */
 			if (!get_stats(k->fd, &st))
 				k->holds_at_signal = st.holds;
-			atomic_store(&k->sent, 1);
+			atomic_store(&k->sent, done);
 			return NULL;
 		}
 		usleep(100);
