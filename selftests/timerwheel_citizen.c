@@ -4381,27 +4381,28 @@ TEST_F_TIMEOUT(file, an_untimeout_a_signal_ends_cancels_nothing_and_the_next_see
  * is stopped each time it has done STEP holds more (tw_stats.holds: a manual-clock instance
  * does no other), STOPS times. It then takes no more holds than an untimeout of the same chain
  * made without a stop; a walk started over from the chain's head at every stop would take STEP
- * more for each, and a stop every STEP holds would keep it walking for ever. Speed only decides
- * how many stops land before the walk ends.
+ * more for each, and a stop every STEP holds would keep it walking for ever. A walk that ends
+ * before a stop lands (the test's process scheduled late) is made again, on the duplicates
+ * left, up to ATTEMPTS times.
  */
 TEST_F_TIMEOUT(file, stops_faster_than_an_untimeout_walk_do_not_keep_it_from_ending, 300)
 {
-	enum { DUPLICATES = 100000, STOPS = 10, STEP = 4 };
+	enum { DUPLICATES = 200000, STOPS = 10, STEP = 4, ATTEMPTS = 8 };
 	struct tw_untimeout u = { .func = 0xf00, .arg = 1 };
-	__u64 due[2], base, mark, alone;
-	struct child_call *c;
+	__u64 due[1 + ATTEMPTS], base, mark, alone, took = 0;
+	struct child_call *c = NULL;
+	int landed = 0, made = 0, status, i;
 	struct tw_stats st;
 	struct tw_query q;
-	int landed = 0, status = -1, i;
 	pid_t pid;
 
 	if (self->fd < 0)
 		return;
 	ASSERT_EQ(0, configure_manual(self->fd, 0, 0, DUPLICATES + 16));
-	ASSERT_NE(0, set_duplicates(_metadata, self->fd, u.func, u.arg, DUPLICATES - 2,
+	ASSERT_NE(0, set_duplicates(_metadata, self->fd, u.func, u.arg, DUPLICATES - 1 - ATTEMPTS,
 				    DUPLICATES + 50));
-	/* The two due first, for their handles: due[i] in 51 + i ticks. */
-	for (i = 1; i >= 0; i--) {
+	/* The ones due first, for their handles: due[i] in 51 + i ticks. */
+	for (i = ATTEMPTS; i >= 0; i--) {
 		due[i] = set_duplicates(_metadata, self->fd, u.func, u.arg, 1, 51 + i);
 		ASSERT_NE(0, due[i]);
 	}
@@ -4416,39 +4417,50 @@ TEST_F_TIMEOUT(file, stops_faster_than_an_untimeout_walk_do_not_keep_it_from_end
 	EXPECT_EQ(0, q.pending) TH_LOG("the duplicate due first is still there");
 
 	/* Stopped every STEP holds. */
-	base = mark = st.holds;
-	pid = child_call(&c, NULL, self->fd, TW_IOC_UNTIMEOUT, &u, sizeof(u));
-	ASSERT_LE(0, pid);
-	while (landed < STOPS && !atomic_load(&c->ended)) {
+	while (!landed && made < ATTEMPTS) {
+		if (c)
+			munmap(c, sizeof(*c));
 		ASSERT_EQ(0, get_stats(self->fd, &st));
-		if (st.holds < mark + STEP) {
-			usleep(50);
-			continue;
+		base = mark = st.holds;
+		pid = child_call(&c, NULL, self->fd, TW_IOC_UNTIMEOUT, &u, sizeof(u));
+		ASSERT_LE(0, pid);
+		made++;
+		status = -1;
+		while (landed < STOPS && !atomic_load(&c->ended)) {
+			ASSERT_EQ(0, get_stats(self->fd, &st));
+			if (st.holds < mark + STEP) {
+				usleep(50);
+				continue;
+			}
+			ASSERT_EQ(0, kill(pid, SIGSTOP));
+			ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
+			if (!WIFSTOPPED(status))
+				break; /* it ended and exited first */
+			if (!atomic_load(&c->ended) && held_in(pid, SYS_ioctl))
+				landed++;
+			ASSERT_EQ(0, get_stats(self->fd, &st));
+			mark = st.holds;
+			ASSERT_EQ(0, kill(pid, SIGCONT));
 		}
-		ASSERT_EQ(0, kill(pid, SIGSTOP));
-		ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
-		if (!WIFSTOPPED(status))
-			break; /* it ended and exited first */
-		if (!atomic_load(&c->ended) && held_in(pid, SYS_ioctl))
-			landed++;
+		if (!WIFEXITED(status))
+			ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("status %#x", status);
+		ASSERT_EQ(1, atomic_load(&c->ended));
 		ASSERT_EQ(0, get_stats(self->fd, &st));
-		mark = st.holds;
-		ASSERT_EQ(0, kill(pid, SIGCONT));
+		took = st.holds - base;
+		/* Each call cancels the duplicate due first of those left, stopped or not. */
+		EXPECT_EQ(0, c->ret) TH_LOG("untimeout %d: %s", made, strerror(c->err));
+		ASSERT_EQ(0, query(self->fd, due[made], &q));
+		EXPECT_EQ(0, q.pending) TH_LOG("untimeout %d left the duplicate due first", made);
 	}
-	if (!WIFEXITED(status))
-		ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("status %#x", status);
-	ASSERT_EQ(1, atomic_load(&c->ended));
+	TH_LOG("%d stops came while untimeout %d of %d ran; %llu holds, %llu without a stop; it "
+	       "returned %ld (%s)", landed, made, ATTEMPTS, took, alone, c->ret,
+	       c->ret ? strerror(c->err) : "no error");
 	ASSERT_EQ(0, get_stats(self->fd, &st));
-	TH_LOG("%d stops came while it ran; %llu holds, %llu without a stop; it returned %ld (%s)",
-	       landed, st.holds - base, alone, c->ret, c->ret ? strerror(c->err) : "no error");
-	SKIP_IF_NOT_SLOW(landed, c->ret, c->err, "the untimeout ended before a stop came");
-	EXPECT_EQ(0, c->ret);
-	EXPECT_GE(alone + 1, st.holds - base) TH_LOG("the walk started over after a stop");
-	EXPECT_EQ(DUPLICATES - 2, st.outstanding);
-	EXPECT_EQ(2, st.stopped);
-	ASSERT_EQ(0, query(self->fd, due[1], &q));
-	EXPECT_EQ(0, q.pending) TH_LOG("the duplicate due second is still there");
+	EXPECT_EQ(DUPLICATES - 1 - made, st.outstanding);
+	EXPECT_EQ(1 + made, st.stopped);
+	SKIP_IF_NOT_SLOW(landed, c->ret, c->err, "every untimeout ended before a stop came");
+	EXPECT_GE(alone + 1, took) TH_LOG("the walk started over after a stop");
 	munmap(c, sizeof(*c));
 }
 
