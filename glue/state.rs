@@ -444,10 +444,9 @@ impl State {
     /// Before an `untimeout` of `task` with key `(func, arg)`: the walk kept for the same
     /// task's call with the same key goes on where it stopped, if no legacy callout was started
     /// since it began. A call made anew after a handler ran then finds what a walk from the
-    /// chain's head would: nothing new is on the chain, the walk is on its first pass, and what
-    /// went or moved since it the walk accounts for, as between two holds (the first such
-    /// change sends it back to the head). Any other call drops a walk kept, and starts from
-    /// the head.
+    /// chain's head would: nothing new is on the chain, the walk is on its first pass, and it
+    /// accounts for what went or moved since, as between two holds (the first such change
+    /// sends it back to the head). Any other call drops a walk kept, and starts from the head.
     pub(crate) fn resume_untimeout(&mut self, task: Pid, func: u64, arg: u64) {
         let mine = KeptWalk {
             task,
