@@ -471,11 +471,12 @@ impl Instance {
         }
         let _slow = self.core.slow()?;
         let task = kernel::current!().pid();
-        let mut first = true;
+        // Set in the first hold: the count a walk kept is checked against.
+        let mut began = None;
         loop {
             let done = self.core.hold(|st, work| {
-                if core::mem::take(&mut first) {
-                    st.resume_untimeout(task, req.func, req.arg);
+                if began.is_none() {
+                    began = Some(st.resume_untimeout(task, req.func, req.arg));
                 }
                 st.untimeout_checking_arm(req.func, req.arg, work)
             })?;
@@ -486,8 +487,9 @@ impl Instance {
                 return Ok(());
             }
             if between_holds() {
+                let began = began.unwrap_or_default();
                 self.core
-                    .hold(|st, _| st.keep_untimeout(task, req.func, req.arg));
+                    .hold(|st, _| st.keep_untimeout(task, req.func, req.arg, began));
                 return Err(UNDONE);
             }
         }

@@ -115,8 +115,6 @@ pub(crate) struct State {
     /// Legacy callouts started since the instance was configured (never counted down): a walk
     /// kept for an `untimeout` goes on only if none was started since it began.
     timeouts: u64,
-    /// [`State::timeouts`] when the `untimeout` walking now (or last) began its walk.
-    walk_timeouts: u64,
     /// The walk of an `untimeout` a signal cut short, kept for its call to go on with.
     kept: Option<KeptWalk>,
 }
@@ -146,7 +144,6 @@ impl State {
             wake: false,
             slow_busy: false,
             timeouts: 0,
-            walk_timeouts: 0,
             kept: None,
         }
     }
@@ -170,7 +167,6 @@ impl State {
         };
         self.tick_budget = params.budget;
         self.timeouts = 0;
-        self.walk_timeouts = 0;
         self.kept = None;
         core::mem::replace(&mut self.ring, ring)
     }
@@ -427,8 +423,9 @@ impl State {
     /// again at once: a stream of those faster than the walk of a long chain would otherwise
     /// start it from the head each time, and never let it end. Only a walk on its first pass
     /// is kept (see `Callouts::untimeout_in_first_pass`); one that went back to the head is
-    /// dropped, and the call starts over.
-    pub(crate) fn keep_untimeout(&mut self, task: Pid, func: u64, arg: u64) {
+    /// dropped, and the call starts over. `began` is what [`State::resume_untimeout`] returned
+    /// when the call began.
+    pub(crate) fn keep_untimeout(&mut self, task: Pid, func: u64, arg: u64, began: u64) {
         if !self.callouts().is_ok_and(|c| c.untimeout_in_first_pass()) {
             self.abandon_untimeout();
             return;
@@ -437,7 +434,7 @@ impl State {
             task,
             func,
             arg,
-            timeouts: self.walk_timeouts,
+            timeouts: began,
         });
     }
 
@@ -447,7 +444,9 @@ impl State {
     /// chain's head would: nothing new is on the chain, the walk is on its first pass, and it
     /// accounts for what went or moved since, as between two holds (the first such change
     /// sends it back to the head). Any other call drops a walk kept, and starts from the head.
-    pub(crate) fn resume_untimeout(&mut self, task: Pid, func: u64, arg: u64) {
+    /// Returns [`State::timeouts`] now, for [`State::keep_untimeout`]: by then it is the count
+    /// when the walk began, whether this call goes on with one or begins it.
+    pub(crate) fn resume_untimeout(&mut self, task: Pid, func: u64, arg: u64) -> u64 {
         let mine = KeptWalk {
             task,
             func,
@@ -457,7 +456,7 @@ impl State {
         if self.kept.take() != Some(mine) {
             self.abandon_untimeout();
         }
-        self.walk_timeouts = self.timeouts;
+        self.timeouts
     }
 
     /// `mod_timer`: the callout keeps its handle.
@@ -1394,7 +1393,7 @@ mod tests {
         // task's call goes on, and cancels the one due first (tick 141, the one due on 140
         // having gone), once.
         let cut = |st: &mut State, mid: u32| {
-            st.resume_untimeout(1, 0xf00, 1);
+            let began = st.resume_untimeout(1, 0xf00, 1);
             for hold in 0..3 {
                 assert_eq!(st.untimeout(0xf00, 1, &mut Work::new(8)), Ok(None));
                 match (hold, mid) {
@@ -1408,7 +1407,7 @@ mod tests {
                     _ => {}
                 }
             }
-            st.keep_untimeout(1, 0xf00, 1);
+            st.keep_untimeout(1, 0xf00, 1, began);
         };
         cut(&mut st, 0);
         let rest = untimeout_work(&mut st, 1);
