@@ -35,9 +35,8 @@
  * finds its callout fired if it came due meanwhile (ENOENT), and a CONFIGURE may find the
  * memory the one given up made still being freed (ENOMEM); an UNTIMEOUT goes on with the walk
  * it had made (see TW_IOC_UNTIMEOUT), so that a stream of such stops alone cannot keep it from
- * ending.
- * ADVANCE, BATCH and the benches,
- * which have done something by then, end with EINTR whatever the signal.
+ * ending. ADVANCE, BATCH and the benches, which have done something by then, end with EINTR
+ * whatever the signal.
  *
  * 32-bit processes on a 64-bit kernel use this header as it is: every structure has the same
  * layout, and every ioctl the same number, in both ABIs (fixed-width fields, the 64-bit ones
