@@ -1032,6 +1032,132 @@ fn a_reschedule_of_a_due_timer_still_placing_can_be_put_back() {
     }
 }
 
+/// A placement given up (its timer stopped, or a reschedule put back) and made again, as by a
+/// call a signal cut short and started over, goes on after the last entry its walk had passed
+/// (schemes 2 and 5): each attempt gets further, so that it ends however often it is cut
+/// short, and finds the place a walk from the head would. Where that entry has left the list,
+/// or is due later than the timer placed, the walk starts at the head again.
+#[test]
+fn a_placement_given_up_and_made_again_goes_on_where_it_stopped() {
+    const N: u64 = 200;
+    const STEP: usize = 10;
+    // `N` timers on one list (one slot), due on ticks 1 to `N`: timer `k` on `N - k`.
+    let list = |kind| {
+        let config = Config {
+            capacity: 512,
+            slots: 1,
+            start: 0,
+            generation: 1,
+        };
+        let mut s = AnyScheme::<HostStorage>::new(kind, &config).unwrap();
+        let hs: Vec<Handle> = (0..N).map(|k| s.start(N - k, k).unwrap()).collect();
+        (s, hs)
+    };
+    // Runs the clock until nothing is left: `(id, deadline)` of every timer fired, in order.
+    let fire_all = |s: &mut AnyScheme<HostStorage>| {
+        let mut fired = Vec::new();
+        while !s.is_empty() {
+            assert!(s.now() < 2 * N, "{:?}: a timer never fired", s.kind());
+            fired.extend(step(s));
+        }
+        fired
+    };
+    // The firings of the list with `moved` timers due elsewhere and `gone` stopped, and
+    // `more` started, the latest started of equals last.
+    let want = |moved: &[(u64, u64)], gone: &[u64], more: &[(u64, u64)]| {
+        let mut want: Vec<(u64, u64)> = (0..N)
+            .filter(|k| !gone.contains(k))
+            .map(|k| match moved.iter().find(|m| m.0 == k) {
+                Some(&m) => m,
+                None => (k, N - k),
+            })
+            .chain(more.iter().copied())
+            .collect();
+        want.sort_by_key(|&(id, at)| (at, more.iter().position(|m| m.0 == id)));
+        want
+    };
+    for kind in [SchemeKind::OrderedList, SchemeKind::HashedSorted] {
+        // A start due after all, given up after every STEP units of work.
+        let (mut s, _) = list(kind);
+        let (mut spent, mut tries) = (0, 0);
+        loop {
+            let mut w = Work::new(STEP);
+            let h = s.start_range(N + 50, N + 50, 1000, &mut w).unwrap();
+            (spent, tries) = (spent + w.done(), tries + 1);
+            if !s.placing() {
+                break;
+            }
+            assert!(tries < 2 * N as usize, "{kind:?}: the start never ends");
+            assert_eq!(s.stop(h), Ok(1000), "{kind:?}");
+        }
+        assert!(tries >= N as usize / STEP, "{kind:?}: {tries} tries");
+        // The whole list once, and a unit or two a try to start and give up.
+        assert!(
+            spent <= N as usize + 2 * tries,
+            "{kind:?}: {spent} units in {tries} tries"
+        );
+        assert_eq!(
+            fire_all(&mut s),
+            want(&[], &[], &[(1000, N + 50)]),
+            "{kind:?}"
+        );
+
+        // A reschedule of the timer due first to after all, put back after every STEP units.
+        let (mut s, hs) = list(kind);
+        let (mut spent, mut tries) = (0, 0);
+        let first = hs[N as usize - 1];
+        loop {
+            let mut w = Work::new(STEP);
+            s.reschedule_within(first, N + 60, N + 60, &mut w).unwrap();
+            (spent, tries) = (spent + w.done(), tries + 1);
+            if !s.placing() {
+                break;
+            }
+            assert!(
+                tries < 2 * N as usize,
+                "{kind:?}: the reschedule never ends"
+            );
+            assert!(s.abandon_placement(), "{kind:?}: refused");
+            assert_eq!(s.deadline(first), Some(1), "{kind:?}: not put back");
+        }
+        assert!(tries >= N as usize / STEP, "{kind:?}: {tries} tries");
+        assert!(
+            spent <= N as usize + 2 * tries,
+            "{kind:?}: {spent} units in {tries} tries"
+        );
+        assert_eq!(
+            fire_all(&mut s),
+            want(&[(N - 1, N + 60)], &[], &[]),
+            "{kind:?}"
+        );
+
+        // Given up half way, the entry it had passed stopped: the next walk starts at the head.
+        let (mut s, hs) = list(kind);
+        let mut w = Work::new(N as usize / 2);
+        let h = s.start_range(N + 70, N + 70, 2000, &mut w).unwrap();
+        assert!(s.placing(), "{kind:?}");
+        assert_eq!(s.stop(h), Ok(2000), "{kind:?}");
+        // The walk passed the timers due on 1 to about N / 2: stop the ones due on N / 4 to N.
+        let gone: Vec<u64> = (0..=3 * N / 4).collect();
+        for &k in &gone {
+            assert_eq!(s.stop(hs[k as usize]), Ok(k), "{kind:?}");
+        }
+        s.start_range(N + 70, N + 70, 2000, &mut Work::unlimited())
+            .unwrap();
+
+        // Given up half way again, then a start due before the entry it had passed: from the
+        // head, to its place among the first.
+        let mut w = Work::new(N as usize / 8);
+        let h = s.start_range(N + 80, N + 80, 3000, &mut w).unwrap();
+        assert!(s.placing(), "{kind:?}");
+        assert_eq!(s.stop(h), Ok(3000), "{kind:?}");
+        s.start_range(5, 5, 4000, &mut Work::unlimited()).unwrap();
+        assert!(!s.placing(), "{kind:?}");
+        let more = [(2000, N + 70), (4000, 5)];
+        assert_eq!(fire_all(&mut s), want(&[], &gone, &more), "{kind:?}");
+    }
+}
+
 /// Every scheme twice: named at compile time, its own methods running, and held as
 /// `AnyScheme`, whose stay-put check and `reschedule` are its own.
 fn named_and_any(capacity: u32, start: u64) -> Vec<(String, Box<dyn Scheme>)> {

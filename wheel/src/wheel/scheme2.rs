@@ -25,7 +25,9 @@
 //! due, moved) moves the cursor on if it stood on it. [`Scheme::place`] resumes the walk. A
 //! placing timer whose deadline comes is queued on it, like any other. The walk compares
 //! absolute deadlines (as distances from now) rather than summing deltas, so that nothing in
-//! the cursor needs fixing when the clock moves.
+//! the cursor needs fixing when the clock moves. A placement given up (its timer stopped, a
+//! reschedule put back) leaves the last entry it had passed as a hint, so that the same start
+//! made again goes on from there (see `sorted.rs`).
 //!
 //! Timers with equal deadlines keep their start order (a new one goes after its equals), as in
 //! BSD's `timeout()`.
@@ -91,11 +93,13 @@ impl<S: Storage> OrderedList<S> {
         self.begin_placing(idx, None, work);
     }
 
-    /// Starts placing entry `idx`, on no list, from the head of the list, within `work`;
-    /// `back` for a reschedule, where it was.
+    /// Starts placing entry `idx`, on no list, from the head of the list (or after the hint a
+    /// placement given up left, see `sorted.rs`), within `work`; `back` for a reschedule, where
+    /// it was.
     fn begin_placing(&mut self, idx: u32, back: Option<Back>, work: &mut Work) {
+        let on_list = |arena: &Arena<S>, at: u32| arena.entry(at).list() == ORDERED;
         self.placing
-            .begin(&mut self.arena, idx, self.list.head, back);
+            .begin(&mut self.arena, idx, self.list.head, back, on_list);
         self.walk(work);
     }
 

@@ -155,11 +155,18 @@ impl<S: Storage> HashedSorted<S> {
         self.begin_placing(idx, deadline, None, work);
     }
 
-    /// Starts placing entry `idx`, on no list, from the head of the slot of `deadline`, within
-    /// `work`; `back` for a reschedule, where it was.
+    /// Starts placing entry `idx`, on no list, from the head of the slot of `deadline` (or
+    /// after the hint a placement given up left, see `sorted.rs`), within `work`; `back` for a
+    /// reschedule, where it was.
     fn begin_placing(&mut self, idx: u32, deadline: u64, back: Option<Back>, work: &mut Work) {
         let head = self.slots.list(self.slot_of(deadline)).head;
-        self.placing.begin(&mut self.arena, idx, head, back);
+        let mask = self.mask;
+        let on_list = |arena: &Arena<S>, at: u32| {
+            let e = arena.entry(at);
+            e.list() == SLOTTED && e.deadline & mask == deadline & mask
+        };
+        self.placing
+            .begin(&mut self.arena, idx, head, back, on_list);
         self.walk(work);
     }
 

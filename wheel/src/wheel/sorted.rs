@@ -8,14 +8,25 @@
 //! A reschedule that walks keeps its way back: the deadline it had and the entry it followed,
 //! kept on that entry's predecessor as entries leave. [`Placing::put_back`] uses them, so
 //! that a caller cut short (a signal) can put the timer back where it was, unchanged.
+//!
+//! A placement that ends before its place is found (its timer stopped, or put back) leaves a
+//! *hint*: the handle of the last entry its walk had passed. The next placement on the same list
+//! starts after that entry instead of at the head, if the entry is still on that list and due no
+//! later than the timer placed: the list is sorted, so every entry before it is due no later
+//! either, and the walk from the head would have passed them all. The place found is the same;
+//! only the entries compared again are spared. A caller that gives up a start or a reschedule
+//! and makes it again (a call a signal cut short, started over) so goes on where it stopped,
+//! however often it is cut short. The hint is checked when taken up, never kept up to date: a
+//! stale handle, an entry moved to another list or due later, and the walk starts at the head.
 
 use super::arena::{Arena, NIL};
-use super::{Storage, Work};
+use super::{Handle, Storage, Work};
 
 /// The timer looking for its place, if any: its entry (tagged `PLACING`, on no list) and the
-/// first entry of the list not yet compared with it (or `NIL`); for a reschedule, its way back.
+/// first entry of the list not yet compared with it (or `NIL`); for a reschedule, its way back;
+/// the hint the last placement given up left (see the module's documentation).
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Placing(Option<(u32, u32)>, Option<Back>);
+pub(super) struct Placing(Option<(u32, u32)>, Option<Back>, Option<Handle>);
 
 /// Where a rescheduled timer was: the deadline it had, and the entry it came after on its list
 /// then (or `NIL`: it was first), or that entry's predecessor once it left.
@@ -35,26 +46,57 @@ pub(super) enum PutBack {
 }
 
 impl Placing {
-    /// Nothing placing.
-    pub(super) const NONE: Placing = Placing(None, None);
+    /// Nothing placing, and no hint.
+    pub(super) const NONE: Placing = Placing(None, None, None);
 
     /// Whether a timer is placing.
     pub(super) fn is_some(&self) -> bool {
         self.0.is_some()
     }
 
-    /// Starts placing entry `idx`, on no list, from entry `at` (its list's head) on; `back`
-    /// for a reschedule, where it was.
+    /// Starts placing entry `idx`, on no list, from entry `head` (its list's head) on, or
+    /// after the hint if it is still valid for it: `on_list` tells whether an entry is on the
+    /// list `head` starts. `back` for a reschedule, where it was.
     pub(super) fn begin<S: Storage>(
         &mut self,
         arena: &mut Arena<S>,
         idx: u32,
-        at: u32,
+        head: u32,
         back: Option<Back>,
+        on_list: impl FnOnce(&Arena<S>, u32) -> bool,
     ) {
         arena.set_placing(idx);
+        let left = arena.remaining(arena.entry(idx).deadline);
+        let at = match self.2.map(|h| arena.resolve(h)) {
+            // INVARIANT: on the list (so not `idx`, tagged placing), due no later, so every entry
+            // before it is too.
+            Some(Ok(after))
+                if on_list(arena, after)
+                    && arena.remaining(arena.entry(after).deadline) <= left =>
+            {
+                arena.next(after)
+            }
+            _ => head,
+        };
         self.0 = Some((idx, at));
         self.1 = back;
+    }
+
+    /// Ends the placement before its place is found, leaving the hint: the entry before the
+    /// cursor, which the walk has passed (none if the cursor is on the head, or past the end:
+    /// rare, the entries it stood on having left).
+    fn give_up<S: Storage>(&mut self, arena: &Arena<S>) {
+        let passed = match self.0 {
+            Some((_, at)) if at != NIL => arena.prev(at),
+            _ => NIL,
+        };
+        let hint = (passed != NIL).then(|| arena.handle(passed));
+        *self = Placing(None, None, hint);
+    }
+
+    /// Ends the placement, its timer placed: the hint stays.
+    fn end(&mut self) {
+        (self.0, self.1) = (None, None);
     }
 
     /// Keeps the way back of the placing timer, should a reschedule be walking: for one taken
@@ -84,7 +126,7 @@ impl Placing {
         let remaining = |idx: u32| arena.remaining(arena.entry(idx).deadline);
         let left = arena.remaining(back.deadline);
         if left == 0 || left >= super::MAX_INTERVAL {
-            *self = Placing::NONE;
+            self.give_up(arena);
             arena.entry_mut(idx).deadline = back.deadline;
             return Some(PutBack::Due(idx));
         }
@@ -97,7 +139,7 @@ impl Placing {
         if !fits {
             return None;
         }
-        *self = Placing::NONE;
+        self.give_up(arena);
         arena.entry_mut(idx).deadline = back.deadline;
         Some(PutBack::Before(idx, at))
     }
@@ -113,7 +155,7 @@ impl Placing {
         let (idx, at) = self.0?;
         match arena.walk_sorted(idx, at, work) {
             Ok(before) => {
-                *self = Placing::NONE;
+                self.end();
                 Some((idx, before))
             }
             Err(at) => {
@@ -126,9 +168,9 @@ impl Placing {
     /// Entry `idx` is leaving its list, or is the placing one: `true` in that case, the
     /// placement ending; else the cursor moves off it.
     pub(super) fn forget<S: Storage>(&mut self, arena: &Arena<S>, idx: u32) -> bool {
-        match &mut self.0 {
-            Some((placing, _)) if *placing == idx => {
-                *self = Placing::NONE;
+        match self.0 {
+            Some((placing, _)) if placing == idx => {
+                self.give_up(arena);
                 true
             }
             _ => {
@@ -166,7 +208,7 @@ impl Placing {
         if arena.entry(idx).deadline != arena.now() {
             return None;
         }
-        *self = Placing::NONE;
+        self.end();
         Some(idx)
     }
 
