@@ -1145,15 +1145,24 @@ fn a_placement_given_up_and_made_again_goes_on_where_it_stopped() {
         s.start_range(N + 70, N + 70, 2000, &mut Work::unlimited())
             .unwrap();
 
-        // Given up half way again, then a start due before the entry it had passed: from the
-        // head, to its place among the first.
+        // Given up an eighth of the way, then a start due before the entry it had passed: from
+        // the head, to its place among the first.
         let mut w = Work::new(N as usize / 8);
         let h = s.start_range(N + 80, N + 80, 3000, &mut w).unwrap();
         assert!(s.placing(), "{kind:?}");
         assert_eq!(s.stop(h), Ok(3000), "{kind:?}");
         s.start_range(5, 5, 4000, &mut Work::unlimited()).unwrap();
         assert!(!s.placing(), "{kind:?}");
-        let more = [(2000, N + 70), (4000, 5)];
+        // That start took the hint: the first start made again now walks the whole list.
+        let mut w = Work::unlimited();
+        s.start_range(N + 80, N + 80, 3000, &mut w).unwrap();
+        let listed = s.len() - 1;
+        assert!(
+            w.done() >= listed,
+            "{kind:?}: {} units, {listed} listed",
+            w.done()
+        );
+        let more = [(2000, N + 70), (4000, 5), (3000, N + 80)];
         assert_eq!(fire_all(&mut s), want(&[], &gone, &more), "{kind:?}");
     }
 }

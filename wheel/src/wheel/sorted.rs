@@ -10,21 +10,22 @@
 //! that a caller cut short (a signal) can put the timer back where it was, unchanged.
 //!
 //! A placement that ends before its place is found (its timer stopped, or put back) leaves a
-//! *hint*: the handle of the last entry its walk had passed. The next placement on the same list
-//! starts after that entry instead of at the head, if the entry is still on that list and due no
-//! later than the timer placed: the list is sorted, so every entry before it is due no later
-//! either, and the walk from the head would have passed them all. The place found is the same;
-//! only the entries compared again are spared. A caller that gives up a start or a reschedule
-//! and makes it again (a call a signal cut short, started over) so goes on where it stopped,
-//! however often it is cut short. The hint is checked when taken up, never kept up to date: a
-//! stale handle, an entry moved to another list or due later, and the walk starts at the head.
+//! *hint*: the handle of the last entry its walk had passed. The next placement (only the next)
+//! starts after that entry instead of at the head, if the entry is still on the list it walks
+//! and due no later than the timer placed: the list is sorted, so every entry before it is due
+//! no later either, and the walk from the head would have passed them all. The place found is
+//! the same; only the entries compared again are spared. A caller that gives up a start or a
+//! reschedule and makes it again (a call a signal cut short, started over) so goes on where it
+//! stopped, however often it is cut short. The hint is checked when taken up, never kept up to
+//! date: a stale handle, an entry moved to another list or due later, and the walk starts at the
+//! head.
 
 use super::arena::{Arena, NIL};
 use super::{Handle, Storage, Work};
 
 /// The timer looking for its place, if any: its entry (tagged `PLACING`, on no list) and the
 /// first entry of the list not yet compared with it (or `NIL`); for a reschedule, its way back;
-/// the hint the last placement given up left (see the module's documentation).
+/// the hint the last placement given up left for the next (see the module's documentation).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Placing(Option<(u32, u32)>, Option<Back>, Option<Handle>);
 
@@ -55,7 +56,7 @@ impl Placing {
     }
 
     /// Starts placing entry `idx`, on no list, from entry `head` (its list's head) on, or
-    /// after the hint if it is still valid for it: `on_list` tells whether an entry is on the
+    /// after the hint, taken, if it is still valid for it: `on_list` tells whether an entry is on the
     /// list `head` starts. `back` for a reschedule, where it was.
     pub(super) fn begin<S: Storage>(
         &mut self,
@@ -67,7 +68,7 @@ impl Placing {
     ) {
         arena.set_placing(idx);
         let left = arena.remaining(arena.entry(idx).deadline);
-        let at = match self.2.map(|h| arena.resolve(h)) {
+        let at = match self.2.take().map(|h| arena.resolve(h)) {
             // INVARIANT: on the list (so not `idx`, tagged placing), due no later, so every entry
             // before it is too.
             Some(Ok(after))
@@ -92,11 +93,6 @@ impl Placing {
         };
         let hint = (passed != NIL).then(|| arena.handle(passed));
         *self = Placing(None, None, hint);
-    }
-
-    /// Ends the placement, its timer placed: the hint stays.
-    fn end(&mut self) {
-        (self.0, self.1) = (None, None);
     }
 
     /// Keeps the way back of the placing timer, should a reschedule be walking: for one taken
@@ -155,7 +151,7 @@ impl Placing {
         let (idx, at) = self.0?;
         match arena.walk_sorted(idx, at, work) {
             Ok(before) => {
-                self.end();
+                *self = Placing::NONE;
                 Some((idx, before))
             }
             Err(at) => {
@@ -208,7 +204,7 @@ impl Placing {
         if arena.entry(idx).deadline != arena.now() {
             return None;
         }
-        self.end();
+        *self = Placing::NONE;
         Some(idx)
     }
 
