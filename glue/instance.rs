@@ -236,8 +236,10 @@ pub(crate) struct Instance {
 /// again as if nothing had come between, and a handler ends it with EINTR, `SA_RESTART` or
 /// not, since a call that starts over under a stream of handled signals (a profiler's
 /// `SIGPROF`, say) might never end. An `untimeout` started again goes on with its walk
-/// ([`State::keep_untimeout`]). The calls that have done something by then end with EINTR
-/// whatever the signal: an ADVANCE, a batch, a bench.
+/// ([`State::keep_untimeout`]); a start or reset on schemes 2 and 5 goes on after the last
+/// entry its walk had passed, which the crate keeps as a hint when a placement is given up. The
+/// calls that have done something by then end with EINTR whatever the signal: an ADVANCE, a
+/// batch, a bench.
 pub(crate) const UNDONE: Error = ERESTARTNOHAND;
 
 /// Whether the current task has a signal pending.

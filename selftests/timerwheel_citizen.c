@@ -4033,6 +4033,53 @@ static int stopped_ioctl(struct __test_metadata *_metadata, int fd, unsigned lon
 	SKIP_IF_NOT_SLOW(landed, ret, errno, "the ioctl ended before a stop came while it ran")
 
 /*
+ * Makes ioctl(fd, cmd, arg) in a child (child_call), which is stopped and continued each time
+ * the file has taken `step` holds more (tw_stats.holds: a manual-clock instance takes no
+ * other), until `stops` of the stops came while the call ran or it ended. Returns the child's
+ * call (munmap it), with in *landed the stops that came while the call ran and in *took the
+ * holds it took.
+ */
+static struct child_call *stopped_every(struct __test_metadata *_metadata, int fd,
+					unsigned long cmd, const void *arg, int step, int stops,
+					int *landed, __u64 *took)
+{
+	struct child_call *c;
+	struct tw_stats st;
+	int status = -1;
+	__u64 base, mark;
+	pid_t pid;
+
+	ASSERT_EQ(0, get_stats(fd, &st));
+	base = mark = st.holds;
+	pid = child_call(&c, NULL, fd, cmd, arg, _IOC_SIZE(cmd));
+	ASSERT_LE(0, pid);
+	*landed = 0;
+	while (*landed < stops && !atomic_load(&c->ended)) {
+		ASSERT_EQ(0, get_stats(fd, &st));
+		if (st.holds < mark + step) {
+			usleep(50);
+			continue;
+		}
+		ASSERT_EQ(0, kill(pid, SIGSTOP));
+		ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
+		if (!WIFSTOPPED(status))
+			break; /* it ended and exited first */
+		if (!atomic_load(&c->ended) && held_in(pid, SYS_ioctl))
+			(*landed)++;
+		ASSERT_EQ(0, get_stats(fd, &st));
+		mark = st.holds;
+		ASSERT_EQ(0, kill(pid, SIGCONT));
+	}
+	if (!WIFEXITED(status))
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("status %#x", status);
+	ASSERT_EQ(1, atomic_load(&c->ended));
+	ASSERT_EQ(0, get_stats(fd, &st));
+	*took = st.holds - base;
+	return c;
+}
+
+/*
  * A set and a timeout whose handle cannot be written back, their request made read-only while
  * their placement walks the sorted list (after its first holds: the request was found writable
  * before), fail with EFAULT and leave no callout behind whose handle their caller does not
@@ -4130,6 +4177,90 @@ TEST_F_TIMEOUT(slow_start, a_stop_and_a_continue_restart_a_long_set_reset_and_un
 	EXPECT_EQ(1, st.stopped);
 	ASSERT_EQ(0, query(self->fd, first, &q));
 	EXPECT_EQ(0, q.pending) TH_LOG("the duplicate due first is still there");
+}
+
+/*
+ * A stream of stops and continues faster than a long placement does not keep it from ending:
+ * the set or reset, made again each time, goes on after the last entry its walk had passed.
+ * The child making it is stopped each time it has done STEP holds more, STOPS times. It then
+ * takes no more than PER_STOP holds more for each stop than the same placement made without
+ * one: the undo of what it had done (the callout set so far cancelled, or the reset undone) and
+ * the clock armed again for what is left. A walk started over from the list's head at every
+ * stop would take STEP more for each, and a stop every STEP holds would keep it walking for
+ * ever. A placement that ends before a stop lands (the test's process scheduled late) is made
+ * again, up to ATTEMPTS times.
+ */
+static void placement_under_stops(struct __test_metadata *_metadata, int fd, unsigned long cmd)
+{
+	enum { STOPS = 10, STEP = 8, PER_STOP = 2, ATTEMPTS = 8 };
+	struct tw_set s = { .ticks = 1, .cookie = 7 };
+	struct tw_reset r = { .ticks = SLOW_FAR + 1 };
+	struct child_call *c = NULL;
+	__u64 base, alone, took = 0;
+	int landed = 0, made = 0;
+	struct tw_stats st;
+	struct tw_query q;
+
+	/* Without a stop: the holds a placement later than all takes, set or reset. */
+	if (cmd == TW_IOC_RESET) {
+		/* Due first: its reset walks the whole list. */
+		ASSERT_EQ(0, ioctl(fd, TW_IOC_SETCALLOUT, &s)) TH_LOG("%s", strerror(errno));
+		r.handle = s.handle;
+	} else {
+		s.ticks = SLOW_FAR + 1;
+	}
+	ASSERT_EQ(0, get_stats(fd, &st));
+	base = st.holds;
+	ASSERT_EQ(0, ioctl(fd, cmd, cmd == TW_IOC_RESET ? (void *)&r : (void *)&s))
+		TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, get_stats(fd, &st));
+	alone = st.holds - base;
+
+	/* Stopped every STEP holds, later than all again. */
+	r.ticks = s.ticks = SLOW_FAR + 2;
+	while (!landed && made < ATTEMPTS) {
+		if (c)
+			munmap(c, sizeof(*c));
+		if (cmd == TW_IOC_RESET) {
+			/* Back to the head, for the reset to walk the list again. */
+			struct tw_reset head = { .handle = r.handle, .ticks = 1 };
+
+			ASSERT_EQ(0, ioctl(fd, TW_IOC_RESET, &head)) TH_LOG("%s", strerror(errno));
+		}
+		c = stopped_every(_metadata, fd, cmd, cmd == TW_IOC_RESET ? (void *)&r : (void *)&s,
+				  STEP, STOPS, &landed, &took);
+		made++;
+		EXPECT_EQ(0, c->ret) TH_LOG("call %d: %s", made, strerror(c->err));
+		if (!c->ret) {
+			/* Placed as asked, whatever stopped it. */
+			__u64 h = cmd == TW_IOC_RESET ? r.handle : ((struct tw_set *)c->arg)->handle;
+
+			ASSERT_EQ(0, query(fd, h, &q));
+			EXPECT_EQ(1, q.pending);
+			EXPECT_EQ(SLOW_FAR + 2, q.deadline - q.now);
+		}
+	}
+	TH_LOG("%d stops came while call %d of %d ran; %llu holds, %llu without a stop; it "
+	       "returned %ld (%s)", landed, made, ATTEMPTS, took, alone, c->ret,
+	       c->ret ? strerror(c->err) : "no error");
+	ASSERT_EQ(0, get_stats(fd, &st));
+	EXPECT_EQ(SLOW_N + (cmd == TW_IOC_RESET ? 1 : 1 + made), st.outstanding);
+	EXPECT_EQ(0, st.stopped);
+	SKIP_IF_NOT_SLOW(landed, c->ret, c->err, "every placement ended before a stop came");
+	EXPECT_GE(alone + PER_STOP * landed, took) TH_LOG("the walk started over after a stop");
+	munmap(c, sizeof(*c));
+}
+
+TEST_F_TIMEOUT(slow_start, stops_faster_than_a_set_walk_do_not_keep_it_from_ending, 300)
+{
+	if (self->fd >= 0)
+		placement_under_stops(_metadata, self->fd, TW_IOC_SETCALLOUT);
+}
+
+TEST_F_TIMEOUT(slow_start, stops_faster_than_a_reset_walk_do_not_keep_it_from_ending, 300)
+{
+	if (self->fd >= 0)
+		placement_under_stops(_metadata, self->fd, TW_IOC_RESET);
 }
 
 /*
@@ -4389,12 +4520,11 @@ TEST_F_TIMEOUT(file, stops_faster_than_an_untimeout_walk_do_not_keep_it_from_end
 {
 	enum { DUPLICATES = 200000, STOPS = 10, STEP = 4, ATTEMPTS = 8 };
 	struct tw_untimeout u = { .func = 0xf00, .arg = 1 };
-	__u64 due[1 + ATTEMPTS], base, mark, alone, took = 0;
+	__u64 due[1 + ATTEMPTS], base, alone, took = 0;
 	struct child_call *c = NULL;
-	int landed = 0, made = 0, status, i;
+	int landed = 0, made = 0, i;
 	struct tw_stats st;
 	struct tw_query q;
-	pid_t pid;
 
 	if (self->fd < 0)
 		return;
@@ -4420,34 +4550,9 @@ TEST_F_TIMEOUT(file, stops_faster_than_an_untimeout_walk_do_not_keep_it_from_end
 	while (!landed && made < ATTEMPTS) {
 		if (c)
 			munmap(c, sizeof(*c));
-		ASSERT_EQ(0, get_stats(self->fd, &st));
-		base = mark = st.holds;
-		pid = child_call(&c, NULL, self->fd, TW_IOC_UNTIMEOUT, &u, sizeof(u));
-		ASSERT_LE(0, pid);
+		c = stopped_every(_metadata, self->fd, TW_IOC_UNTIMEOUT, &u, STEP, STOPS, &landed,
+				  &took);
 		made++;
-		status = -1;
-		while (landed < STOPS && !atomic_load(&c->ended)) {
-			ASSERT_EQ(0, get_stats(self->fd, &st));
-			if (st.holds < mark + STEP) {
-				usleep(50);
-				continue;
-			}
-			ASSERT_EQ(0, kill(pid, SIGSTOP));
-			ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
-			if (!WIFSTOPPED(status))
-				break; /* it ended and exited first */
-			if (!atomic_load(&c->ended) && held_in(pid, SYS_ioctl))
-				landed++;
-			ASSERT_EQ(0, get_stats(self->fd, &st));
-			mark = st.holds;
-			ASSERT_EQ(0, kill(pid, SIGCONT));
-		}
-		if (!WIFEXITED(status))
-			ASSERT_EQ(pid, waitpid(pid, &status, 0));
-		ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("status %#x", status);
-		ASSERT_EQ(1, atomic_load(&c->ended));
-		ASSERT_EQ(0, get_stats(self->fd, &st));
-		took = st.holds - base;
 		/* Each call cancels the duplicate due first of those left, stopped or not. */
 		EXPECT_EQ(0, c->ret) TH_LOG("untimeout %d: %s", made, strerror(c->err));
 		ASSERT_EQ(0, query(self->fd, due[made], &q));

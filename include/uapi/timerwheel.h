@@ -34,9 +34,12 @@
  * signals might never end. Started over, a set or reset counts its ticks from then, a reset
  * finds its callout fired if it came due meanwhile (ENOENT), and a CONFIGURE may find the
  * memory the one given up made still being freed (ENOMEM); an UNTIMEOUT goes on with the walk
- * it had made (see TW_IOC_UNTIMEOUT), so that a stream of such stops alone cannot keep it from
- * ending. ADVANCE, BATCH and the benches, which have done something by then, end with EINTR
- * whatever the signal.
+ * it had made (see TW_IOC_UNTIMEOUT), and a set or reset on schemes 2 and 5 goes on after the
+ * last callout its walk had passed, if that is still on the list it walks and due no later (the
+ * list is sorted, so the place found is the one a walk from the head would find; on scheme 5 a
+ * call made again a tick later on the real clock may walk another slot's list), so that a
+ * stream of such stops alone cannot keep them from ending. ADVANCE, BATCH and the benches,
+ * which have done something by then, end with EINTR whatever the signal.
  *
  * 32-bit processes on a 64-bit kernel use this header as it is: every structure has the same
  * layout, and every ioctl the same number, in both ABIs (fixed-width fields, the 64-bit ones
