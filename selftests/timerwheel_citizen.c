@@ -3986,42 +3986,76 @@ static __u64 set_duplicates(struct __test_metadata *_metadata, int fd, __u64 fun
 }
 
 /*
- * Makes ioctl(fd, cmd, arg) in a child process (a stop stops a whole process), and stops and
- * continues the child `gap_us` after it began and again `gap_us` after each continue, until
- * `stops` of them came while the call ran (the child stopped on its way out of the ioctl, which
- * had not returned) or it ended. No handler runs, as under job control, a debugger's attach or
- * the freezer. Returns the call's result, with errno and *arg as the call left them, and in
- * *landed the stops that came while it ran.
+ * Makes ioctl(fd, cmd, arg) in a child process (child_call: a stop stops a whole process), and
+ * stops and continues the child, until `stops` of the stops came while the call ran (the child
+ * stopped on its way out of the ioctl, which had not returned) or it ended: `gap_us` after it
+ * began and again `gap_us` after each continue or, where `step` is not 0, each time the file has
+ * taken `step` holds more (tw_stats.holds: a manual-clock instance takes no other). No handler
+ * runs, as under job control, a debugger's attach or the freezer. Returns the child's call
+ * (munmap it), with in *landed the stops that came while the call ran and, where `step` is not
+ * 0, in *took the holds it took.
  */
-static int stopped_ioctl(struct __test_metadata *_metadata, int fd, unsigned long cmd, void *arg,
-			 int gap_us, int stops, int *landed)
+static struct child_call *stopped_every(struct __test_metadata *_metadata, int fd,
+					unsigned long cmd, const void *arg, int gap_us, int step,
+					int stops, int *landed, __u64 *took)
 {
-	size_t size = _IOC_SIZE(cmd);
-	int status = -1, ret, err;
+	struct tw_stats st = { 0 };
 	struct child_call *c;
+	int status = -1;
+	__u64 base, mark;
 	pid_t pid;
 
-	pid = child_call(&c, NULL, fd, cmd, arg, size);
+	if (step)
+		ASSERT_EQ(0, get_stats(fd, &st));
+	base = mark = st.holds;
+	pid = child_call(&c, NULL, fd, cmd, arg, _IOC_SIZE(cmd));
 	ASSERT_LE(0, pid);
 	*landed = 0;
 	WAIT_FOR(atomic_load(&c->began));
 	while (*landed < stops && !atomic_load(&c->ended)) {
-		usleep(gap_us);
+		if (!step) {
+			usleep(gap_us);
+		} else {
+			ASSERT_EQ(0, get_stats(fd, &st));
+			if (st.holds < mark + step) {
+				usleep(50);
+				continue;
+			}
+		}
 		ASSERT_EQ(0, kill(pid, SIGSTOP));
 		ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
 		if (!WIFSTOPPED(status))
 			break; /* it ended and exited first */
 		if (!atomic_load(&c->ended) && held_in(pid, SYS_ioctl))
 			(*landed)++;
+		if (step)
+			ASSERT_EQ(0, get_stats(fd, &st));
+		mark = st.holds;
 		ASSERT_EQ(0, kill(pid, SIGCONT));
 	}
 	if (!WIFEXITED(status))
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("status %#x", status);
 	ASSERT_EQ(1, atomic_load(&c->ended));
-	memcpy(arg, c->arg, size);
-	ret = c->ret;
-	err = c->err;
+	if (step) {
+		ASSERT_EQ(0, get_stats(fd, &st));
+		*took = st.holds - base;
+	}
+	return c;
+}
+
+/*
+ * stopped_every() `gap_us` apart: returns the call's result, with errno and *arg as the call
+ * left them, and in *landed the stops that came while it ran.
+ */
+static int stopped_ioctl(struct __test_metadata *_metadata, int fd, unsigned long cmd, void *arg,
+			 int gap_us, int stops, int *landed)
+{
+	struct child_call *c = stopped_every(_metadata, fd, cmd, arg, gap_us, 0, stops, landed,
+					     NULL);
+	int ret = c->ret, err = c->err;
+
+	memcpy(arg, c->arg, _IOC_SIZE(cmd));
 	munmap(c, sizeof(*c));
 	TH_LOG("%d of the stops came while the ioctl ran: it returned %d (%s)", *landed, ret,
 	       ret ? strerror(err) : "no error");
@@ -4031,53 +4065,6 @@ static int stopped_ioctl(struct __test_metadata *_metadata, int fd, unsigned lon
 
 #define SKIP_IF_NOT_STOPPED(landed, ret)                                                   \
 	SKIP_IF_NOT_SLOW(landed, ret, errno, "the ioctl ended before a stop came while it ran")
-
-/*
- * Makes ioctl(fd, cmd, arg) in a child (child_call), which is stopped and continued each time
- * the file has taken `step` holds more (tw_stats.holds: a manual-clock instance takes no
- * other), until `stops` of the stops came while the call ran or it ended. Returns the child's
- * call (munmap it), with in *landed the stops that came while the call ran and in *took the
- * holds it took.
- */
-static struct child_call *stopped_every(struct __test_metadata *_metadata, int fd,
-					unsigned long cmd, const void *arg, int step, int stops,
-					int *landed, __u64 *took)
-{
-	struct child_call *c;
-	struct tw_stats st;
-	int status = -1;
-	__u64 base, mark;
-	pid_t pid;
-
-	ASSERT_EQ(0, get_stats(fd, &st));
-	base = mark = st.holds;
-	pid = child_call(&c, NULL, fd, cmd, arg, _IOC_SIZE(cmd));
-	ASSERT_LE(0, pid);
-	*landed = 0;
-	while (*landed < stops && !atomic_load(&c->ended)) {
-		ASSERT_EQ(0, get_stats(fd, &st));
-		if (st.holds < mark + step) {
-			usleep(50);
-			continue;
-		}
-		ASSERT_EQ(0, kill(pid, SIGSTOP));
-		ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
-		if (!WIFSTOPPED(status))
-			break; /* it ended and exited first */
-		if (!atomic_load(&c->ended) && held_in(pid, SYS_ioctl))
-			(*landed)++;
-		ASSERT_EQ(0, get_stats(fd, &st));
-		mark = st.holds;
-		ASSERT_EQ(0, kill(pid, SIGCONT));
-	}
-	if (!WIFEXITED(status))
-		ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("status %#x", status);
-	ASSERT_EQ(1, atomic_load(&c->ended));
-	ASSERT_EQ(0, get_stats(fd, &st));
-	*took = st.holds - base;
-	return c;
-}
 
 /*
  * A set and a timeout whose handle cannot be written back, their request made read-only while
@@ -4228,7 +4215,7 @@ static void placement_under_stops(struct __test_metadata *_metadata, int fd, uns
 			ASSERT_EQ(0, ioctl(fd, TW_IOC_RESET, &head)) TH_LOG("%s", strerror(errno));
 		}
 		c = stopped_every(_metadata, fd, cmd, cmd == TW_IOC_RESET ? (void *)&r : (void *)&s,
-				  STEP, STOPS, &landed, &took);
+				  0, STEP, STOPS, &landed, &took);
 		made++;
 		EXPECT_EQ(0, c->ret) TH_LOG("call %d: %s", made, strerror(c->err));
 		if (!c->ret) {
@@ -4550,8 +4537,8 @@ TEST_F_TIMEOUT(file, stops_faster_than_an_untimeout_walk_do_not_keep_it_from_end
 	while (!landed && made < ATTEMPTS) {
 		if (c)
 			munmap(c, sizeof(*c));
-		c = stopped_every(_metadata, self->fd, TW_IOC_UNTIMEOUT, &u, STEP, STOPS, &landed,
-				  &took);
+		c = stopped_every(_metadata, self->fd, TW_IOC_UNTIMEOUT, &u, 0, STEP, STOPS,
+				  &landed, &took);
 		made++;
 		/* Each call cancels the duplicate due first of those left, stopped or not. */
 		EXPECT_EQ(0, c->ret) TH_LOG("untimeout %d: %s", made, strerror(c->err));

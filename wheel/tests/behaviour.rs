@@ -1076,60 +1076,55 @@ fn a_placement_given_up_and_made_again_goes_on_where_it_stopped() {
         want.sort_by_key(|&(id, at)| (at, more.iter().position(|m| m.0 == id)));
         want
     };
-    for kind in [SchemeKind::OrderedList, SchemeKind::HashedSorted] {
-        // A start due after all, given up after every STEP units of work.
-        let (mut s, _) = list(kind);
-        let (mut spent, mut tries) = (0, 0);
-        loop {
-            let mut w = Work::new(STEP);
-            let h = s.start_range(N + 50, N + 50, 1000, &mut w).unwrap();
-            (spent, tries) = (spent + w.done(), tries + 1);
-            if !s.placing() {
-                break;
+    // Makes a placement with `place` within STEP units, and `give_up` on it, until it ends: the
+    // whole list walked once, and a unit or two a try to begin and give up.
+    let until_placed =
+        |s: &mut AnyScheme<HostStorage>,
+         place: &mut dyn FnMut(&mut AnyScheme<HostStorage>, &mut Work),
+         give_up: &mut dyn FnMut(&mut AnyScheme<HostStorage>)| {
+            let kind = s.kind();
+            let (mut spent, mut tries) = (0, 0);
+            loop {
+                let mut w = Work::new(STEP);
+                place(s, &mut w);
+                (spent, tries) = (spent + w.done(), tries + 1);
+                if !s.placing() {
+                    break;
+                }
+                assert!(tries < 2 * N as usize, "{kind:?}: the placement never ends");
+                give_up(s);
             }
-            assert!(tries < 2 * N as usize, "{kind:?}: the start never ends");
-            assert_eq!(s.stop(h), Ok(1000), "{kind:?}");
-        }
-        assert!(tries >= N as usize / STEP, "{kind:?}: {tries} tries");
-        // The whole list once, and a unit or two a try to start and give up.
-        assert!(
-            spent <= N as usize + 2 * tries,
-            "{kind:?}: {spent} units in {tries} tries"
+            assert!(tries >= N as usize / STEP, "{kind:?}: {tries} tries");
+            assert!(
+                spent <= N as usize + 2 * tries,
+                "{kind:?}: {spent} units in {tries} tries"
+            );
+        };
+    for kind in [SchemeKind::OrderedList, SchemeKind::HashedSorted] {
+        // A start due after all, stopped after every STEP units of work.
+        let (mut s, _) = list(kind);
+        let h = std::cell::Cell::new(None);
+        until_placed(
+            &mut s,
+            &mut |s, w| h.set(s.start_range(N + 50, N + 50, 1000, w).ok()),
+            &mut |s| assert_eq!(s.stop(h.get().unwrap()), Ok(1000), "{kind:?}"),
         );
-        assert_eq!(
-            fire_all(&mut s),
-            want(&[], &[], &[(1000, N + 50)]),
-            "{kind:?}"
-        );
+        let more = [(1000, N + 50)];
+        assert_eq!(fire_all(&mut s), want(&[], &[], &more), "{kind:?}");
 
         // A reschedule of the timer due first to after all, put back after every STEP units.
         let (mut s, hs) = list(kind);
-        let (mut spent, mut tries) = (0, 0);
         let first = hs[N as usize - 1];
-        loop {
-            let mut w = Work::new(STEP);
-            s.reschedule_within(first, N + 60, N + 60, &mut w).unwrap();
-            (spent, tries) = (spent + w.done(), tries + 1);
-            if !s.placing() {
-                break;
-            }
-            assert!(
-                tries < 2 * N as usize,
-                "{kind:?}: the reschedule never ends"
-            );
-            assert!(s.abandon_placement(), "{kind:?}: refused");
-            assert_eq!(s.deadline(first), Some(1), "{kind:?}: not put back");
-        }
-        assert!(tries >= N as usize / STEP, "{kind:?}: {tries} tries");
-        assert!(
-            spent <= N as usize + 2 * tries,
-            "{kind:?}: {spent} units in {tries} tries"
+        until_placed(
+            &mut s,
+            &mut |s, w| s.reschedule_within(first, N + 60, N + 60, w).unwrap(),
+            &mut |s| {
+                assert!(s.abandon_placement(), "{kind:?}: refused");
+                assert_eq!(s.deadline(first), Some(1), "{kind:?}: not put back");
+            },
         );
-        assert_eq!(
-            fire_all(&mut s),
-            want(&[(N - 1, N + 60)], &[], &[]),
-            "{kind:?}"
-        );
+        let moved = [(N - 1, N + 60)];
+        assert_eq!(fire_all(&mut s), want(&moved, &[], &[]), "{kind:?}");
 
         // Given up half way, the entry it had passed stopped: the next walk starts at the head.
         let (mut s, hs) = list(kind);
