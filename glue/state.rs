@@ -112,9 +112,14 @@ pub(crate) struct State {
     pub(crate) wake: bool,
     /// An operation spanning holds runs (`Core::slow`).
     pub(crate) slow_busy: bool,
-    /// Legacy callouts started since the instance was configured (never counted down): a walk
-    /// kept for an `untimeout` goes on only if none was started since it began.
+    /// Legacy callouts of key [`State::watched`] started since the instance was configured
+    /// (never counted down): a walk kept for an `untimeout` goes on only if none was started
+    /// since it began.
     timeouts: u64,
+    /// The key of the last `untimeout` made (the only one whose walk may be kept): callouts of
+    /// other keys, which its walk passes over wherever they are on its chain, are not counted
+    /// in [`State::timeouts`], and do not keep it from going on.
+    watched: (u64, u64),
     /// The walk of an `untimeout` a signal cut short, kept for its call to go on with.
     kept: Option<KeptWalk>,
 }
@@ -144,6 +149,7 @@ impl State {
             wake: false,
             slow_busy: false,
             timeouts: 0,
+            watched: (0, 0),
             kept: None,
         }
     }
@@ -167,6 +173,7 @@ impl State {
         };
         self.tick_budget = params.budget;
         self.timeouts = 0;
+        self.watched = (0, 0);
         self.kept = None;
         core::mem::replace(&mut self.ring, ring)
     }
@@ -368,7 +375,9 @@ impl State {
             .timeout_range(func, arg, a, b, work)
             .map_err(errno)?;
         self.stats.started += 1;
-        self.timeouts += 1;
+        if (func, arg) == self.watched {
+            self.timeouts += 1;
+        }
         Ok(h)
     }
 
@@ -438,14 +447,15 @@ impl State {
         });
     }
 
-    /// Before an `untimeout` of `task` with key `(func, arg)`: the walk kept for the same
-    /// task's call with the same key goes on where it stopped, if no legacy callout was started
-    /// since it began. A call made anew after a handler ran then finds what a walk from the
-    /// chain's head would: nothing new is on the chain, the walk is on its first pass, and it
-    /// accounts for what went or moved since, as between two holds (the first such change
-    /// sends it back to the head). Any other call drops a walk kept, and starts from the head.
-    /// Returns [`State::timeouts`] now, for [`State::keep_untimeout`]: by then it is the count
-    /// when the walk began, whether this call goes on with one or begins it.
+    /// Before an `untimeout` of `task` with key `(func, arg)`: the walk kept for the same task's
+    /// call with the same key goes on where it stopped, if no legacy callout of that key was
+    /// started since it began (one of another key on its chain, new or not, is no match). A call
+    /// made anew after a handler ran then finds what a walk from the chain's head would: no new
+    /// match is on the chain, the walk is on its first pass, and it accounts for what went or moved
+    /// since, as between two holds (the first such change sends it back to the head). Any other
+    /// call drops a walk kept, and starts from the head. Returns [`State::timeouts`] now, for
+    /// [`State::keep_untimeout`]: by then it is the count when the walk began, whether this call
+    /// goes on with one or begins it.
     pub(crate) fn resume_untimeout(&mut self, task: Pid, func: u64, arg: u64) -> u64 {
         let mine = KeptWalk {
             task,
@@ -456,6 +466,8 @@ impl State {
         if self.kept.take() != Some(mine) {
             self.abandon_untimeout();
         }
+        // From here on, callouts of this key are counted (a walk kept of another was dropped).
+        self.watched = (func, arg);
         self.timeouts
     }
 
@@ -1415,6 +1427,19 @@ mod tests {
         assert_eq!((st.snapshot().outstanding, st.snapshot().stopped), (58, 2));
         run(&mut st, 141);
         assert_eq!(st.snapshot().fired, 0);
+        // A legacy callout of another key armed between the calls, on the chain or not: the
+        // walk goes on.
+        let chained =
+            |st: &mut State, f: u64| st.callouts().unwrap().same_chain((0xf00, 1), (f, 1));
+        let on = (0xf01..).find(|&f| chained(&mut st, f)).unwrap();
+        let off = (0xf01..).find(|&f| !chained(&mut st, f)).unwrap();
+        for other in [on, off] {
+            cut(&mut st, 0);
+            st.timeout(other, 1, 100, 0, &mut Work::unlimited())
+                .unwrap();
+            let rest = untimeout_work(&mut st, 1);
+            assert!(rest + 3 * 8 <= whole);
+        }
         // Another task's call, another key's, a batch's, a call after a legacy callout was
         // armed (behind the walk), after or during the walk, after a walk that went back to the
         // head, or after an undone reset, starts from the head.
@@ -1441,12 +1466,13 @@ mod tests {
                 }
                 _ => 1,
             };
-            let n = chain(&st);
+            // All but the callout of key `off` are on the chain.
+            let n = chain(&st) - 1;
             let w = untimeout_work(&mut st, task);
             assert!(w >= n);
         }
         let s = st.snapshot();
-        assert_eq!((s.outstanding, s.stopped), (53, 9));
+        assert_eq!((s.outstanding, s.stopped), (53, 11));
     }
 
     #[test]

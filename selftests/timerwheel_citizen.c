@@ -3991,18 +3991,20 @@ static __u64 set_duplicates(struct __test_metadata *_metadata, int fd, __u64 fun
  * stopped on its way out of the ioctl, which had not returned) or it ended: `gap_us` after it
  * began and again `gap_us` after each continue or, where `step` is not 0, each time the file has
  * taken `step` holds more (tw_stats.holds: a manual-clock instance takes no other). No handler
- * runs, as under job control, a debugger's attach or the freezer. Returns the child's call
- * (munmap it), with in *landed the stops that came while the call ran and, where `step` is not
- * 0, in *took the holds it took.
+ * runs, as under job control, a debugger's attach or the freezer. `meanwhile`, unless NULL,
+ * runs while the child is stopped. Returns the child's call (munmap it), with in *landed the
+ * stops that came while the call ran and, where `step` is not 0, in *took the holds it took
+ * (those `meanwhile` took not counted).
  */
 static struct child_call *stopped_every(struct __test_metadata *_metadata, int fd,
 					unsigned long cmd, const void *arg, int gap_us, int step,
-					int stops, int *landed, __u64 *took)
+					int stops, int *landed, __u64 *took,
+					void (*meanwhile)(struct __test_metadata *, int))
 {
 	struct tw_stats st = { 0 };
+	__u64 base, mark, others = 0;
 	struct child_call *c;
 	int status = -1;
-	__u64 base, mark;
 	pid_t pid;
 
 	if (step)
@@ -4031,6 +4033,13 @@ static struct child_call *stopped_every(struct __test_metadata *_metadata, int f
 		if (step)
 			ASSERT_EQ(0, get_stats(fd, &st));
 		mark = st.holds;
+		if (meanwhile) {
+			meanwhile(_metadata, fd);
+			if (step)
+				ASSERT_EQ(0, get_stats(fd, &st));
+			others += st.holds - mark;
+			mark = st.holds;
+		}
 		ASSERT_EQ(0, kill(pid, SIGCONT));
 	}
 	if (!WIFEXITED(status))
@@ -4039,7 +4048,7 @@ static struct child_call *stopped_every(struct __test_metadata *_metadata, int f
 	ASSERT_EQ(1, atomic_load(&c->ended));
 	if (step) {
 		ASSERT_EQ(0, get_stats(fd, &st));
-		*took = st.holds - base;
+		*took = st.holds - base - others;
 	}
 	return c;
 }
@@ -4052,7 +4061,7 @@ static int stopped_ioctl(struct __test_metadata *_metadata, int fd, unsigned lon
 			 int gap_us, int stops, int *landed)
 {
 	struct child_call *c = stopped_every(_metadata, fd, cmd, arg, gap_us, 0, stops, landed,
-					     NULL);
+					     NULL, NULL);
 	int ret = c->ret, err = c->err;
 
 	memcpy(arg, c->arg, _IOC_SIZE(cmd));
@@ -4215,7 +4224,7 @@ static void placement_under_stops(struct __test_metadata *_metadata, int fd, uns
 			ASSERT_EQ(0, ioctl(fd, TW_IOC_RESET, &head)) TH_LOG("%s", strerror(errno));
 		}
 		c = stopped_every(_metadata, fd, cmd, cmd == TW_IOC_RESET ? (void *)&r : (void *)&s,
-				  0, STEP, STOPS, &landed, &took);
+				  0, STEP, STOPS, &landed, &took, NULL);
 		made++;
 		EXPECT_EQ(0, c->ret) TH_LOG("call %d: %s", made, strerror(c->err));
 		if (!c->ret) {
@@ -4493,15 +4502,27 @@ TEST_F_TIMEOUT(file, an_untimeout_a_signal_ends_cancels_nothing_and_the_next_see
 	EXPECT_EQ(2, st.stopped);
 }
 
+static int others_set;
+
+/* While an untimeout's caller is stopped: a callout of another key than the one it cancels. */
+static void set_another_key(struct __test_metadata *_metadata, int fd)
+{
+	struct tw_timeout t = { .func = 0xf01, .arg = 1, .ticks = 10 };
+
+	ASSERT_EQ(0, ioctl(fd, TW_IOC_TIMEOUT, &t)) TH_LOG("%s", strerror(errno));
+	others_set++;
+}
+
 /*
- * A stream of stops and continues faster than a long untimeout walk does not keep it from
- * ending: the call, made again each time, goes on where its walk stopped. The child making it
- * is stopped each time it has done STEP holds more (tw_stats.holds: a manual-clock instance
- * does no other), STOPS times. It then takes no more holds than an untimeout of the same chain
- * made without a stop; a walk started over from the chain's head at every stop would take STEP
- * more for each, and a stop every STEP holds would keep it walking for ever. A walk that ends
- * before a stop lands (the test's process scheduled late) is made again, on the duplicates
- * left, up to ATTEMPTS times.
+ * A stream of stops and continues faster than a long untimeout walk does not keep it from ending:
+ * the call, made again each time, goes on where its walk stopped, though a callout of another key
+ * is set each time it is stopped (on its chain or not, it is no match). The child making it is
+ * stopped each time it has done STEP holds more (tw_stats.holds: a manual-clock instance does no
+ * other), STOPS times. It then takes no more holds than an untimeout of the same chain made
+ * without a stop; a walk started over from the chain's head at every stop would take STEP more for
+ * each, and a stop every STEP holds would keep it walking for ever. A walk that ends before a stop
+ * lands (the test's process scheduled late) is made again, on the duplicates left, up to ATTEMPTS
+ * times.
  */
 TEST_F_TIMEOUT(file, stops_faster_than_an_untimeout_walk_do_not_keep_it_from_ending, 300)
 {
@@ -4515,7 +4536,8 @@ TEST_F_TIMEOUT(file, stops_faster_than_an_untimeout_walk_do_not_keep_it_from_end
 
 	if (self->fd < 0)
 		return;
-	ASSERT_EQ(0, configure_manual(self->fd, 0, 0, DUPLICATES + 16));
+	others_set = 0;
+	ASSERT_EQ(0, configure_manual(self->fd, 0, 0, DUPLICATES + 64));
 	ASSERT_NE(0, set_duplicates(_metadata, self->fd, u.func, u.arg, DUPLICATES - 1 - ATTEMPTS,
 				    DUPLICATES + 50));
 	/* The ones due first, for their handles: due[i] in 51 + i ticks. */
@@ -4538,18 +4560,18 @@ TEST_F_TIMEOUT(file, stops_faster_than_an_untimeout_walk_do_not_keep_it_from_end
 		if (c)
 			munmap(c, sizeof(*c));
 		c = stopped_every(_metadata, self->fd, TW_IOC_UNTIMEOUT, &u, 0, STEP, STOPS,
-				  &landed, &took);
+				  &landed, &took, set_another_key);
 		made++;
 		/* Each call cancels the duplicate due first of those left, stopped or not. */
 		EXPECT_EQ(0, c->ret) TH_LOG("untimeout %d: %s", made, strerror(c->err));
 		ASSERT_EQ(0, query(self->fd, due[made], &q));
 		EXPECT_EQ(0, q.pending) TH_LOG("untimeout %d left the duplicate due first", made);
 	}
-	TH_LOG("%d stops came while untimeout %d of %d ran; %llu holds, %llu without a stop; it "
-	       "returned %ld (%s)", landed, made, ATTEMPTS, took, alone, c->ret,
-	       c->ret ? strerror(c->err) : "no error");
+	TH_LOG("%d stops came while untimeout %d of %d ran, %d callouts of another key set; %llu "
+	       "holds, %llu without a stop; it returned %ld (%s)", landed, made, ATTEMPTS,
+	       others_set, took, alone, c->ret, c->ret ? strerror(c->err) : "no error");
 	ASSERT_EQ(0, get_stats(self->fd, &st));
-	EXPECT_EQ(DUPLICATES - 1 - made, st.outstanding);
+	EXPECT_EQ(DUPLICATES - 1 - made + others_set, st.outstanding);
 	EXPECT_EQ(1 + made, st.stopped);
 	SKIP_IF_NOT_SLOW(landed, c->ret, c->err, "every untimeout ended before a stop came");
 	EXPECT_GE(alone + 1, took) TH_LOG("the walk started over after a stop");

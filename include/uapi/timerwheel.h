@@ -36,9 +36,9 @@
  * memory the one given up made still being freed (ENOMEM); an UNTIMEOUT goes on with the walk
  * it had made (see TW_IOC_UNTIMEOUT), and a set or reset on schemes 2 and 5 goes on after the
  * last callout its walk had passed, if that is still on the list it walks and due no later (the
- * list is sorted, so the place found is the one a walk from the head would find; on scheme 5 a
- * call made again a tick later on the real clock may walk another slot's list), so that a
- * stream of such stops alone cannot keep them from ending. ADVANCE, BATCH and the benches,
+ * list is sorted, so the place found is the one a walk from the head would find), so that a
+ * stream of such stops alone cannot keep them from ending (on scheme 5, a set or reset made
+ * again a tick later on the real clock hashes to another slot, and walks its list anew). ADVANCE, BATCH and the benches,
  * which have done something by then, end with EINTR whatever the signal.
  *
  * 32-bit processes on a 64-bit kernel use this header as it is: every structure has the same
@@ -274,11 +274,12 @@ struct tw_timeout {
  * can keep it walking: it ends within three walks of the chain. A walk a signal cuts short on
  * its first pass of the chain (it had not gone back to the head) is kept: the same thread's
  * next UNTIMEOUT of the same (func, arg) goes on where it stopped, if no TW_IOC_TIMEOUT (or
- * TW_OP_TIMEOUT) succeeded on the file since the walk began and no reset of a sorted list's
- * callout was undone meanwhile. That is how a call started again after a stop and a continue,
- * the freezer or task work ends however often they come; a call made anew after a handler ran
- * finds what a walk from the chain's head would, as nothing new can be on the chain. Any other
- * call starts from the head.
+ * TW_OP_TIMEOUT) of that (func, arg) succeeded on the file since the walk began and no reset of
+ * a sorted list's callout was undone meanwhile; callouts of other keys, on its chain or not, do
+ * not stop it. That is how a call started again after a stop and a continue, the freezer or task
+ * work ends however often they come; a call made anew after a handler ran finds what a walk from
+ * the chain's head would, as no new match can be on the chain. Any other call starts from the
+ * head.
  * Errors: ENOENT  no outstanding callout has this (func, arg); after a walk over several holds,
  *                 every one it looked at fired (or was cancelled) before it could cancel it,
  *                 callouts set behind it meanwhile being left alone

@@ -461,6 +461,12 @@ impl<S: Storage, T: Scheme> Callouts<S, T> {
         self.search = None;
     }
 
+    /// Whether callouts of keys `a` and `b` go on one hash chain, the one an `untimeout` of
+    /// either walks. O(1).
+    pub fn same_chain(&self, a: (u64, u64), b: (u64, u64)) -> bool {
+        self.bucket(a.0, a.1) == self.bucket(b.0, b.1)
+    }
+
     /// Whether the walk of an `untimeout` cut short is on its first pass of the chain: it has
     /// not gone back to the head (no best match went, no match was reset). What it compared
     /// so far, each at the deadline it still has, is then what a walk started from the head
@@ -1151,6 +1157,35 @@ mod tests {
         fired.sort_by_key(|o| format!("{o:?}"));
         assert_eq!(fired, [legacy(1, 1), legacy(2, 2)]);
         assert!(c.buckets.iter().all(|b| *b == NIL));
+    }
+
+    #[test]
+    fn same_chain_is_the_bucket_a_key_is_linked_on() {
+        let mut c = callouts(64, 0);
+        let keys: Vec<(u64, u64)> = (0..64).map(|k| (0xf00 + k, 1)).collect();
+        for &(f, a) in &keys {
+            c.timeout(f, a, 10).unwrap();
+        }
+        for &k in &keys {
+            let head = c.chain(k.0, k.1);
+            for &j in &keys {
+                // On one chain exactly when `j`'s callout is on `k`'s.
+                let mut at = head;
+                let mut found = false;
+                while at != NIL {
+                    let s = &c.slots[at as usize];
+                    found |= (s.func, s.arg) == j;
+                    at = s.next;
+                }
+                assert_eq!(c.same_chain(k, j), found, "{k:?} {j:?}");
+            }
+        }
+        assert!(keys
+            .iter()
+            .any(|&k| keys.iter().any(|&j| k != j && c.same_chain(k, j))));
+        assert!(keys
+            .iter()
+            .any(|&k| keys.iter().any(|&j| !c.same_chain(k, j))));
     }
 
     #[test]

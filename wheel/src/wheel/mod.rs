@@ -915,13 +915,13 @@ pub trait Scheme {
     /// others: the latest tick, so that pushing the timer back into a later range leaves it
     /// alone for longest). Schemes whose start walks a sorted list (2 and 5) stop the walk when
     /// `work` is spent and leave the timer *placing*: its handle is valid (it can be stopped,
-    /// and it fires on its deadline even if still placing then), and [`Scheme::place`]
-    /// finishes the walk. While a timer is placing, every start and reschedule fails with
-    /// [`Error::Busy`] and changes nothing. A placement given up (its timer stopped, or put back
-    /// by [`Scheme::abandon_placement`]) leaves the last entry it had passed as a hint: the next
-    /// placement (only the next) starts after it if it is still on the list walked and due no later, so that a
-    /// start or reschedule made again goes on where the one given up stopped, and finds the
-    /// place a walk from the head would.
+    /// and it fires on its deadline even if still placing then), and [`Scheme::place`] finishes
+    /// the walk. While a timer is placing, every start and reschedule fails with
+    /// [`Error::Busy`] and changes nothing. A placement given up (its timer stopped, or put
+    /// back by [`Scheme::abandon_placement`]) leaves the last entry it had passed as a hint:
+    /// the next placement (only the next) starts after it if it is still on the list walked and
+    /// due no later, so that a start or reschedule made again goes on where the one given up
+    /// stopped, and finds the place a walk from the head would.
     fn start_range(
         &mut self,
         earliest: u64,

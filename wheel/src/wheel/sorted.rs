@@ -55,9 +55,9 @@ impl Placing {
         self.0.is_some()
     }
 
-    /// Starts placing entry `idx`, on no list, from entry `head` (its list's head) on, or
-    /// after the hint, taken, if it is still valid for it: `on_list` tells whether an entry is on the
-    /// list `head` starts. `back` for a reschedule, where it was.
+    /// Starts placing entry `idx`, on no list, from entry `head` (its list's head) on, or after the
+    /// hint, taken, if it is still valid for it: `on_list` tells whether an entry is on the list
+    /// `head` starts. `back` for a reschedule, where it was.
     pub(super) fn begin<S: Storage>(
         &mut self,
         arena: &mut Arena<S>,
@@ -66,6 +66,8 @@ impl Placing {
         back: Option<Back>,
         on_list: impl FnOnce(&Arena<S>, u32) -> bool,
     ) {
+        // First: a rescheduled entry, unlinked, still has its list's tag, and must not pass for
+        // its own hint.
         arena.set_placing(idx);
         let left = arena.remaining(arena.entry(idx).deadline);
         let at = match self.2.take().map(|h| arena.resolve(h)) {
