@@ -19,16 +19,16 @@
  * for the paper's tick on every period instead.
  *
  * Bounded work: the instance's lock (taken with interrupts masked) is never held for more than
- * W entries visited or moved (the module's hold_work parameter, TW_HOLD_WORK by default, reported
- * in struct tw_info): per-tick bookkeeping, expiry processing, catch-up after
- * a late tick, the walk of a sorted list (schemes 2 and 5) and every ioctl proceed in such
- * chunks, releasing the lock in between. A real-clock tick whose work does not fit continues in
- * the next hrtimer callback; callouts then fire late, never early, and the lateness histogram,
- * overruns and max_hold_* in struct tw_stats show it. Long ioctls end at a chunk boundary when a
- * signal is pending (EINTR). A call still waiting for another long operation on the same file
- * to end has done nothing: after a handler installed with SA_RESTART it is restarted instead.
- * A long call that a signal ends before it has done anything (a placement on schemes 2 and 5,
- * an UNTIMEOUT walk, a CONFIGURE) starts again as if nothing had come between where no handler
+ * W entries visited or moved (the module's hold_work parameter, TW_HOLD_WORK by default,
+ * reported in struct tw_info): per-tick bookkeeping, expiry processing, catch-up after a late
+ * tick, the walk of a sorted list (schemes 2 and 5) and every ioctl proceed in such chunks,
+ * releasing the lock in between. A real-clock tick whose work does not fit continues in the
+ * next hrtimer callback; callouts then fire late, never early, and the lateness histogram,
+ * overruns and max_hold_* in struct tw_stats show it. Long ioctls end at a chunk boundary when
+ * a signal is pending (EINTR). A call still waiting for another long operation on the same file
+ * to end has done nothing: after a handler installed with SA_RESTART it is restarted instead. A
+ * long call that a signal ends before it has done anything (a placement on schemes 2 and 5, an
+ * UNTIMEOUT walk, a CONFIGURE) starts again as if nothing had come between where no handler
  * runs (a stop and a continue, a debugger's attach, the freezer), as poll(2) does; a handler
  * ends it with EINTR, SA_RESTART or not, since a call started over under a stream of handled
  * signals might never end. Started over, a set or reset counts its ticks from then, a reset
@@ -38,8 +38,9 @@
  * last callout its walk had passed, if that is still on the list it walks and due no later (the
  * list is sorted, so the place found is the one a walk from the head would find), so that a
  * stream of such stops alone cannot keep them from ending (on scheme 5, a set or reset made
- * again a tick later on the real clock hashes to another slot, and walks its list anew). ADVANCE, BATCH and the benches,
- * which have done something by then, end with EINTR whatever the signal.
+ * again a tick later on the real clock hashes to another slot, and walks its list anew).
+ * ADVANCE, BATCH and the benches, which have done something by then, end with EINTR whatever
+ * the signal.
  *
  * 32-bit processes on a 64-bit kernel use this header as it is: every structure has the same
  * layout, and every ioctl the same number, in both ABIs (fixed-width fields, the 64-bit ones
