@@ -463,8 +463,8 @@ impl Instance {
     /// on over as many holds as it takes, and stops on a signal, cancelling nothing
     /// ([`UNDONE`]). Its walk is kept: the call made again goes on where it stopped
     /// ([`State::keep_untimeout`]), so that every time it runs it gets a hold further, unless
-    /// a legacy callout is armed, a sorted list's reset undone or the walk sent back to the
-    /// chain's head in between.
+    /// a legacy callout of its key is armed, a sorted list's reset undone or the walk sent back
+    /// to the chain's head in between.
     fn ioctl_untimeout(&self, mut r: UserSliceReader) -> Result {
         let req: tw_untimeout = r.read()?;
         // No user's key has function 0: not found, without waiting for the file.
@@ -473,12 +473,11 @@ impl Instance {
         }
         let _slow = self.core.slow()?;
         let task = kernel::current!().pid();
-        // Set in the first hold: the count a walk kept is checked against.
-        let mut began = None;
+        let mut first = true;
         loop {
             let done = self.core.hold(|st, work| {
-                if began.is_none() {
-                    began = Some(st.resume_untimeout(task, req.func, req.arg));
+                if core::mem::take(&mut first) {
+                    st.resume_untimeout(task, req.func, req.arg);
                 }
                 st.untimeout_checking_arm(req.func, req.arg, work)
             })?;
@@ -489,9 +488,8 @@ impl Instance {
                 return Ok(());
             }
             if between_holds() {
-                let began = began.unwrap_or_default();
                 self.core
-                    .hold(|st, _| st.keep_untimeout(task, req.func, req.arg, began));
+                    .hold(|st, _| st.keep_untimeout(task, req.func, req.arg));
                 return Err(UNDONE);
             }
         }

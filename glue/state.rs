@@ -112,26 +112,23 @@ pub(crate) struct State {
     pub(crate) wake: bool,
     /// An operation spanning holds runs (`Core::slow`).
     pub(crate) slow_busy: bool,
-    /// Legacy callouts of key [`State::watched`] started since the instance was configured
-    /// (never counted down): a walk kept for an `untimeout` goes on only if none was started
-    /// since it began.
-    timeouts: u64,
-    /// The key of the last `untimeout` made (the only one whose walk may be kept): callouts of
-    /// other keys, which its walk passes over wherever they are on its chain, are not counted
-    /// in [`State::timeouts`], and do not keep it from going on.
+    /// The key of the last `untimeout` made, the only one whose walk may be kept.
     watched: (u64, u64),
+    /// A legacy callout of key [`State::watched`] was started since that `untimeout` began: its
+    /// walk, which would not have seen it, is not kept, nor taken up. Callouts of other keys,
+    /// which the walk passes over wherever they are on its chain, do not count.
+    watched_armed: bool,
     /// The walk of an `untimeout` a signal cut short, kept for its call to go on with.
     kept: Option<KeptWalk>,
 }
 
 /// An `untimeout` a signal cut short between holds, whose walk is kept: the task that made it,
-/// its key, and [`State::timeouts`] when the walk began.
+/// and its key.
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct KeptWalk {
     task: Pid,
     func: u64,
     arg: u64,
-    timeouts: u64,
 }
 
 impl State {
@@ -148,8 +145,8 @@ impl State {
             behind: false,
             wake: false,
             slow_busy: false,
-            timeouts: 0,
             watched: (0, 0),
+            watched_armed: false,
             kept: None,
         }
     }
@@ -172,8 +169,8 @@ impl State {
             ..tw_stats::default()
         };
         self.tick_budget = params.budget;
-        self.timeouts = 0;
         self.watched = (0, 0);
+        self.watched_armed = false;
         self.kept = None;
         core::mem::replace(&mut self.ring, ring)
     }
@@ -376,7 +373,7 @@ impl State {
             .map_err(errno)?;
         self.stats.started += 1;
         if (func, arg) == self.watched {
-            self.timeouts += 1;
+            self.watched_armed = true;
         }
         Ok(h)
     }
@@ -432,19 +429,15 @@ impl State {
     /// again at once: a stream of those faster than the walk of a long chain would otherwise
     /// start it from the head each time, and never let it end. Only a walk on its first pass
     /// is kept (see `Callouts::untimeout_in_first_pass`); one that went back to the head is
-    /// dropped, and the call starts over. `began` is what [`State::resume_untimeout`] returned
-    /// when the call began.
-    pub(crate) fn keep_untimeout(&mut self, task: Pid, func: u64, arg: u64, began: u64) {
-        if !self.callouts().is_ok_and(|c| c.untimeout_in_first_pass()) {
+    /// dropped, and the call starts over; so is one behind which a callout of its key was
+    /// started since the call began ([`State::watched_armed`]).
+    pub(crate) fn keep_untimeout(&mut self, task: Pid, func: u64, arg: u64) {
+        let first_pass = self.callouts().is_ok_and(|c| c.untimeout_in_first_pass());
+        if self.watched_armed || !first_pass {
             self.abandon_untimeout();
             return;
         }
-        self.kept = Some(KeptWalk {
-            task,
-            func,
-            arg,
-            timeouts: began,
-        });
+        self.kept = Some(KeptWalk { task, func, arg });
     }
 
     /// Before an `untimeout` of `task` with key `(func, arg)`: the walk kept for the same task's
@@ -453,22 +446,15 @@ impl State {
     /// made anew after a handler ran then finds what a walk from the chain's head would: no new
     /// match is on the chain, the walk is on its first pass, and it accounts for what went or moved
     /// since, as between two holds (the first such change sends it back to the head). Any other
-    /// call drops a walk kept, and starts from the head. Returns [`State::timeouts`] now, for
-    /// [`State::keep_untimeout`]: by then it is the count when the walk began, whether this call
-    /// goes on with one or begins it.
-    pub(crate) fn resume_untimeout(&mut self, task: Pid, func: u64, arg: u64) -> u64 {
-        let mine = KeptWalk {
-            task,
-            func,
-            arg,
-            timeouts: self.timeouts,
-        };
-        if self.kept.take() != Some(mine) {
+    /// call drops a walk kept, and starts from the head. From here on, a callout of this key
+    /// started keeps this call's walk from being kept ([`State::watched_armed`]).
+    pub(crate) fn resume_untimeout(&mut self, task: Pid, func: u64, arg: u64) {
+        let mine = KeptWalk { task, func, arg };
+        if self.kept.take() != Some(mine) || self.watched_armed {
             self.abandon_untimeout();
         }
-        // From here on, callouts of this key are counted (a walk kept of another was dropped).
         self.watched = (func, arg);
-        self.timeouts
+        self.watched_armed = false;
     }
 
     /// `mod_timer`: the callout keeps its handle.
@@ -1405,7 +1391,7 @@ mod tests {
         // task's call goes on, and cancels the one due first (tick 141, the one due on 140
         // having gone), once.
         let cut = |st: &mut State, mid: u32| {
-            let began = st.resume_untimeout(1, 0xf00, 1);
+            st.resume_untimeout(1, 0xf00, 1);
             for hold in 0..3 {
                 assert_eq!(st.untimeout(0xf00, 1, &mut Work::new(8)), Ok(None));
                 match (hold, mid) {
@@ -1419,7 +1405,7 @@ mod tests {
                     _ => {}
                 }
             }
-            st.keep_untimeout(1, 0xf00, 1, began);
+            st.keep_untimeout(1, 0xf00, 1);
         };
         cut(&mut st, 0);
         let rest = untimeout_work(&mut st, 1);
