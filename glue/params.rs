@@ -212,8 +212,11 @@ pub(crate) struct Params {
 }
 
 impl Params {
-    /// Checks every field of a `struct tw_config`; EINVAL for anything out of range.
-    /// `default_tick_ns` stands in for a `tick_ns` of 0 (the `tick_us` module parameter).
+    /// Checks every field of a `struct tw_config`; EINVAL for anything out of range, the slots
+    /// of schemes 5 and 6 included (a power of two, which their constructors check too, but
+    /// only once the instance is known to be unconfigured: a bad configuration is EINVAL on a
+    /// configured instance as well, not EBUSY). `default_tick_ns` stands in for a `tick_ns` of
+    /// 0 (the `tick_us` module parameter).
     pub(crate) fn from_uapi(c: &tw_config, default_tick_ns: u64) -> Result<Self> {
         let kind =
             SchemeKind::from_number(or_default(c.scheme, TW_DEFAULT_SCHEME)).ok_or(EINVAL)?;
@@ -234,6 +237,8 @@ impl Params {
         if !matches!(c.clock, TW_CLOCK_REAL | TW_CLOCK_MANUAL)
             || capacity > max_capacity
             || slots > TW_MAX_SLOTS
+            || (matches!(kind, SchemeKind::HashedSorted | SchemeKind::HashedUnsorted)
+                && !slots.is_power_of_two())
             || !(TW_MIN_TICK_NS..=TW_MAX_TICK_NS).contains(&tick_ns)
             || ring > TW_MAX_RING
             || budget > TW_MAX_BUDGET
@@ -357,6 +362,16 @@ mod tests {
             },
             tw_config {
                 budget: TW_MAX_BUDGET + 1,
+                ..d()
+            },
+            tw_config {
+                scheme: 5,
+                slots: 100,
+                ..d()
+            },
+            tw_config {
+                scheme: 6,
+                slots: 3,
                 ..d()
             },
             tw_config { flags: 4, ..d() },

@@ -600,6 +600,17 @@ TEST_F(instance, documented_errnos)
 	/* Configure after use. */
 	EXPECT_EQ(-1, configure(self->fd, variant, TW_CLOCK_MANUAL, 2, START));
 	EXPECT_EQ(EBUSY, errno);
+	/* A bad configuration after use: its arguments are checked first, EINVAL, not EBUSY. */
+	c.reserved = 0;
+	c.scheme = 6;
+	c.slots = 100;
+	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_CONFIGURE, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c.scheme = 8;
+	EXPECT_EQ(-1, ioctl(self->fd, TW_IOC_CONFIGURE, &c));
+	EXPECT_EQ(EINVAL, errno);
+	c.scheme = variant->scheme;
+	c.slots = variant->slots;
 	/* Bad intervals. */
 	EXPECT_EQ(-1, set_callout(self->fd, 0, 0, NULL));
 	EXPECT_EQ(EINVAL, errno);

@@ -136,7 +136,8 @@ struct tw_info {
  *                 TW_MAX_SLOTS or (schemes 5 and 6) not a power of two, tick_ns outside
  *                 [TW_MIN_TICK_NS, TW_MAX_TICK_NS], ring above TW_MAX_RING, budget above
  *                 TW_MAX_BUDGET, an unknown flag, reserved not 0
- *         EBUSY   the instance was already configured or used
+ *         EBUSY   the instance was already configured or used (a configuration with a value
+ *                 out of range is EINVAL then too: the values are checked first)
  *         ENOMEM  the storage could not be allocated (the caller's memory cgroup has not
  *                 that much left, say), or one of its buffers would take, with the buffers
  *                 other calls are still making, more than half the memory available
