@@ -1437,7 +1437,9 @@ TEST_F_TIMEOUT(module, random_ioctls_then_basic_use, 600)
  * either succeeds or fails with one of the documented errnos, no callout is ever processed
  * before its deadline, and a fresh instance still fires afterwards. The kernel's checkers
  * (KASAN, lockdep, kmemleak, the lockup detectors) watch the rest, through the guest's dmesg.
- * Each thread makes a fixed number of calls, so that a slow machine only takes longer.
+ * Each thread makes a fixed number of calls, drawn from the seed alone (the pauses between the
+ * signals draw from a generator of their own), so that a slow machine only takes longer, and a
+ * seed makes the same calls again.
  */
 enum { STRESS_SESSIONS = 6, STRESS_THREADS = 3, STRESS_CALLS = 1500, STRESS_CHILD_CALLS = 500 };
 
@@ -1683,8 +1685,13 @@ TEST_F_TIMEOUT(module, random_valid_calls_from_threads_a_child_and_signals, 600)
 			.flags = rnd(&seed) % 4,
 		};
 		pthread_t t[STRESS_THREADS];
-		int running = STRESS_THREADS;
-		pid_t child;
+		int running = STRESS_THREADS, child_running = 1;
+		/*
+		 * The pauses' own generator: how many pauses a session takes depends on the
+		 * machine's speed, and must not change what the next sessions draw.
+		 */
+		__u64 pauses = rnd(&seed) | 1;
+		pid_t child, r;
 
 		fd = tw_open(_metadata);
 		if (fd < 0)
@@ -1710,17 +1717,27 @@ TEST_F_TIMEOUT(module, random_valid_calls_from_threads_a_child_and_signals, 600)
 			stress_calls(k, STRESS_CHILD_CALLS);
 			_exit(k->bad_errno || k->early ? 1 : 0);
 		}
-		/* Interrupt the threads now and then until they are done. */
-		while (running) {
-			usleep(1000 + rnd(&seed) % 5000);
+		/*
+		 * Interrupt the threads and the child now and then until they are done: a long
+		 * ADVANCE (up to TW_MAX_ADVANCE ticks) ends on a signal, in the child too.
+		 */
+		while (running || child_running) {
+			usleep(1000 + rnd(&pauses) % 5000);
 			running = 0;
 			for (i = 0; i < STRESS_THREADS; i++)
 				if (!atomic_load(&w[i].done)) {
 					pthread_kill(t[i], SIGUSR1);
 					running++;
 				}
+			if (child_running) {
+				r = waitpid(child, &status, WNOHANG);
+				ASSERT_LE(0, r);
+				if (r == child)
+					child_running = 0;
+				else
+					kill(child, SIGUSR1);
+			}
 		}
-		ASSERT_EQ(child, waitpid(child, &status, 0));
 		EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
 			TH_LOG("session %d: the child broke a rule (status %#x)", session, status);
 		for (i = 0; i < STRESS_THREADS; i++) {
