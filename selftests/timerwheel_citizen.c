@@ -531,35 +531,46 @@ TEST_F_TIMEOUT(clock, one_far_callout_costs_few_wakeups_and_fires_on_time, 120)
 /*
  * The hrtimer is armed for the very tick a callout is due on: on a 100 ms clock, a callout a
  * few ticks ahead is processed on its deadline tick, not the next, unless the wakeup came a
- * whole tick late. Tried up to TRIES times, once on time is enough (a guest may stall past a
- * tick now and then); armed a tick late, it never is. And QUERY's `now` is the real clock's
- * tick, which goes on while the instance idles with nothing due soon (the scheme's own tick
- * stays where its last wakeup left it).
+ * whole tick late. Tried up to TRIES times, once on time is enough; a try whose wakeup came a
+ * period late or more (the guest stalled: tw_stats.overruns grew) does not count, and a test
+ * whose every try stalled is skipped. Armed a tick late, the callout is never on time, and its
+ * wakeup is: no overrun. And QUERY's `now` is the real clock's tick, which goes on while the
+ * instance idles with nothing due soon (the scheme's own tick stays where its last wakeup left
+ * it).
  */
 TEST_F_TIMEOUT(clock, a_callout_is_processed_on_the_tick_it_is_due, 120)
 {
-	enum { TRIES = 5, AHEAD = 3, FAR = 1000 };
+	enum { TRIES = 5, MAX_TRIES = 15, AHEAD = 3, FAR = 1000 };
 	struct tw_query q0, q;
 	struct tw_fired rec;
-	int i, on_time = 0;
-	__u64 h;
+	struct tw_stats st;
+	int i, counted = 0, on_time = 0;
+	__u64 h, overruns;
 
 	if (self->fd < 0)
 		return;
 	ASSERT_EQ(0, configure_real(self->fd, variant->scheme, variant->slots, 100 * MS));
-	for (i = 0; i < TRIES && !on_time; i++) {
+	for (i = 0; i < MAX_TRIES && counted < TRIES && !on_time; i++) {
+		ASSERT_EQ(0, get_stats(self->fd, &st));
+		overruns = st.overruns;
 		ASSERT_EQ(0, set_callout(self->fd, AHEAD, i, NULL));
 		alarm(60);
 		ASSERT_EQ(sizeof(rec), read(self->fd, &rec, sizeof(rec)))
 			TH_LOG("read: %s", strerror(errno));
 		alarm(0);
+		ASSERT_EQ(0, get_stats(self->fd, &st));
 		EXPECT_EQ(i, rec.cookie);
 		EXPECT_LE(rec.deadline, rec.fired) TH_LOG("processed before its tick");
-		TH_LOG("try %d: deadline tick %llu processed on tick %llu", i + 1, rec.deadline,
-		       rec.fired);
+		TH_LOG("try %d: deadline tick %llu processed on tick %llu, %llu periods overrun",
+		       i + 1, rec.deadline, rec.fired, st.overruns - overruns);
 		on_time = rec.fired == rec.deadline;
+		if (on_time || st.overruns == overruns)
+			counted++;
 	}
-	EXPECT_TRUE(on_time) TH_LOG("none of %d callouts processed on its tick", i);
+	if (!counted)
+		TW_SKIP(return, "the guest stalled past the tick on each of %d tries", i);
+	EXPECT_TRUE(on_time) TH_LOG("none of %d callouts woken for on time processed on its tick",
+				    counted);
 
 	ASSERT_EQ(0, set_callout(self->fd, FAR, 99, &h));
 	ASSERT_EQ(0, query(self->fd, h, &q0));
@@ -2778,8 +2789,15 @@ TEST_F_TIMEOUT(file, a_signal_ends_a_bench_of_linux_timers_without_waiting_for_t
 		ret = interrupted_ioctl(_metadata, self->fd, TW_IOC_BENCH, &b, 2 * scale / MS, &l);
 		err = errno;
 		SKIP_IF_UNSIGNALLED(l, ret, err);
-		ASSERT_EQ(-1, ret);
-		ASSERT_EQ(EINTR, err);
+		/*
+		 * A signal during the resets ends the bench (EINTR); one once its results are out
+		 * (a run quicker than the scale measured, say), during the teardown, is delivered
+		 * on return (0). The teardown goes to the queue either way.
+		 */
+		if (ret) {
+			ASSERT_EQ(-1, ret);
+			ASSERT_EQ(EINTR, err);
+		}
 		late = l < late ? l : late;
 		/*
 		 * The next bench waits for the teardown, and a signal ends the wait. Once one has,
@@ -4491,7 +4509,12 @@ TEST_F_TIMEOUT(file, an_untimeout_a_signal_ends_cancels_nothing_and_the_next_see
 	for (round = 0; round < 2; round++) {
 		ret = tw_kicked_ioctl(&k, TW_IOC_UNTIMEOUT, &u);
 		err = errno;
-		SKIP_IF_NOT_SLOW(atomic_load(&k.sent), ret, err,
+		/*
+		 * A kicker kept off the CPU between the holds it waited for and its signal may send
+		 * it after the walk has ended: no hold came after it. A walk that went on past the
+		 * signal took some.
+		 */
+		SKIP_IF_NOT_SLOW(atomic_load(&k.sent) && (ret || k.holds_after), ret, err,
 				 "the untimeout ended before the signal was sent");
 		ASSERT_EQ(-1, ret);
 		EXPECT_EQ(EINTR, err);
