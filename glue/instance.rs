@@ -838,7 +838,7 @@ macro_rules! misc_device {
         impl MiscDevice for Instance {
             type Ptr = Pin<KBox<Self>>;
 
-            fn open(_file: &File, _misc: &MiscDeviceRegistration<Self>) -> Result<Pin<KBox<Self>>> {
+            fn open(file: &File, _misc: &MiscDeviceRegistration<Self>) -> Result<Pin<KBox<Self>>> {
                 // An instance's memory is charged to the memory cgroup of the process that
                 // opens it, as its storage is (`params::user_sized`); all but its poll wait
                 // queue, some 100 bytes the kernel crate's `PollCondVarBox::new` allocates with
@@ -864,6 +864,15 @@ macro_rules! misc_device {
                     }),
                     GFP_KERNEL_ACCOUNT,
                 )?;
+                // A stream of records, as a pipe is: no file position, and pread(2), pwrite(2)
+                // and lseek(2) fail with ESPIPE rather than ignore an offset. C's
+                // `stream_open()`; the kernel crate's miscdevice calls `generic_file_open` only,
+                // and has no call for it.
+                let raw = file.as_ptr();
+                // SAFETY: `raw` is the file being opened, valid for this call, and no other
+                // thread has it yet (its descriptor is installed after `open` returns), so its
+                // `f_mode` may change; its `f_inode` is set before `open` is called.
+                unsafe { kernel::bindings::stream_open((*raw).f_inode, raw) };
                 crate::INSTANCES.add(1, ordering::Relaxed);
                 Ok(me)
             }

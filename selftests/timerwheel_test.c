@@ -691,6 +691,13 @@ TEST_F(instance, documented_errnos)
 	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, O_NONBLOCK));
 	EXPECT_EQ(-1, read(self->fd, &rec, sizeof(rec)));
 	EXPECT_EQ(EAGAIN, errno);
+	/* A stream, as a pipe is: no position to seek or to read at. */
+	EXPECT_EQ(-1, lseek(self->fd, 0, SEEK_SET));
+	EXPECT_EQ(ESPIPE, errno);
+	EXPECT_EQ(-1, pread(self->fd, &rec, sizeof(rec), 0));
+	EXPECT_EQ(ESPIPE, errno);
+	EXPECT_EQ(-1, pwrite(self->fd, &rec, sizeof(rec), 0));
+	EXPECT_EQ(ESPIPE, errno);
 }
 
 static void on_alarm(int sig)

@@ -407,7 +407,9 @@ struct tw_stats {
  * VFS answers it without asking the device). A buffer that faults ends the read with the records
  * delivered before it, or EFAULT if none was; the records it took and could not deliver go
  * back to the head of the ring, ahead of newer ones, as far as there is room (the ring may have
- * filled meanwhile: what does not fit is lost, counted in tw_stats.ring_drops).
+ * filled meanwhile: what does not fit is lost, counted in tw_stats.ring_drops). The file is a
+ * stream, as a pipe is: it has no position, and lseek(2), pread(2) and pwrite(2) fail with
+ * ESPIPE.
  */
 #define TW_ORIGIN_CALLOUT 1 /* TW_IOC_SETCALLOUT: cookie */
 #define TW_ORIGIN_LEGACY 2 /* TW_IOC_TIMEOUT: func, arg */
