@@ -1002,19 +1002,25 @@ fn a_reschedule_still_placing_can_be_put_back() {
     }
 }
 
+/// Scheme `kind` (2 or 5) for `capacity` timers with one slot, so that every timer is on the one
+/// list a placement walks.
+fn one_list(kind: SchemeKind, capacity: u32) -> AnyScheme<HostStorage> {
+    let config = Config {
+        capacity,
+        slots: 1,
+        start: 0,
+        generation: 1,
+    };
+    AnyScheme::new(kind, &config).unwrap()
+}
+
 #[test]
 fn a_reschedule_of_a_due_timer_still_placing_can_be_put_back() {
     // A timer already due (its tick run, its expiry not yet popped), rescheduled by a call cut
     // short in its walk: put back, it is due again, on its old tick, as if never moved.
     for kind in [SchemeKind::OrderedList, SchemeKind::HashedSorted] {
         // One slot: every timer on the list the reschedule walks.
-        let config = Config {
-            capacity: 8,
-            slots: 1,
-            start: 0,
-            generation: 1,
-        };
-        let mut s = AnyScheme::<HostStorage>::new(kind, &config).unwrap();
+        let mut s = one_list(kind, 8);
         let a = s.start(1, 1).unwrap();
         s.start(10, 2).unwrap();
         s.start(20, 3).unwrap();
@@ -1043,13 +1049,7 @@ fn a_placement_given_up_and_made_again_goes_on_where_it_stopped() {
     const STEP: usize = 10;
     // `N` timers on one list (one slot), due on ticks 1 to `N`: timer `k` on `N - k`.
     let list = |kind| {
-        let config = Config {
-            capacity: 512,
-            slots: 1,
-            start: 0,
-            generation: 1,
-        };
-        let mut s = AnyScheme::<HostStorage>::new(kind, &config).unwrap();
+        let mut s = one_list(kind, 512);
         let hs: Vec<Handle> = (0..N).map(|k| s.start(N - k, k).unwrap()).collect();
         (s, hs)
     };
