@@ -105,6 +105,12 @@ const _: () = assert!(STEP_MARGIN > MAX_SEARCH_WORDS);
 /// `RWF_NOWAIT` of the uapi's `linux/fs.h`, whose value is ABI.
 const IOCB_NOWAIT: core::ffi::c_int = 0x8;
 
+/// `FMODE_NOWAIT` of `include/linux/fs.h`, which bindgen leaves out (its definition casts): a
+/// file whose reads honour `IOCB_NOWAIT`. Not ABI: Kbuild sets `tw_fmode_nowait` only where the
+/// tree defines it as this value.
+#[cfg(tw_fmode_nowait)]
+const FMODE_NOWAIT: kernel::bindings::fmode_t = 1 << 27;
+
 /// What an instance's clock shares with its file operations.
 #[pin_data]
 pub(crate) struct Core {
@@ -867,12 +873,20 @@ macro_rules! misc_device {
                 // A stream of records, as a pipe is: no file position, and pread(2), pwrite(2)
                 // and lseek(2) fail with ESPIPE rather than ignore an offset. C's
                 // `stream_open()`; the kernel crate's miscdevice calls `generic_file_open` only,
-                // and has no call for it.
+                // and has no call for it. And, as a pipe's, reads that honour `IOCB_NOWAIT`
+                // (`read_iter`), which `FMODE_NOWAIT` says: preadv2(2) with `RWF_NOWAIT` then
+                // returns EAGAIN rather than wait, where without it the call fails (EOPNOTSUPP).
                 let raw = file.as_ptr();
                 // SAFETY: `raw` is the file being opened, valid for this call, and no other
                 // thread has it yet (its descriptor is installed after `open` returns), so its
                 // `f_mode` may change; its `f_inode` is set before `open` is called.
-                unsafe { kernel::bindings::stream_open((*raw).f_inode, raw) };
+                unsafe {
+                    kernel::bindings::stream_open((*raw).f_inode, raw);
+                    #[cfg(tw_fmode_nowait)]
+                    {
+                        (*raw).f_mode |= FMODE_NOWAIT;
+                    }
+                }
                 crate::INSTANCES.add(1, ordering::Relaxed);
                 Ok(me)
             }

@@ -18,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -460,6 +461,32 @@ TEST_F(instance, rearm_from_the_ring_reader)
 		EXPECT_EQ(expect, rec.fired);
 		ASSERT_EQ(0, set_callout(self->fd, 7, 42, NULL));
 	}
+}
+
+/*
+ * preadv2(2) with RWF_NOWAIT on a file that may block (no O_NONBLOCK): EAGAIN at once on an
+ * empty ring, as on a pipe, and the records once there are some; not EOPNOTSUPP, which a file
+ * without FMODE_NOWAIT gives.
+ */
+TEST_F(instance, a_read_that_must_not_wait_returns_eagain_or_the_records)
+{
+	struct tw_fired rec[2];
+	struct iovec iov = { .iov_base = rec, .iov_len = sizeof(rec) };
+
+	if (self->fd < 0)
+		return;
+	ASSERT_EQ(0, configure(self->fd, variant, TW_CLOCK_MANUAL, 4, START));
+	ASSERT_EQ(0, fcntl(self->fd, F_GETFL) & O_NONBLOCK);
+	EXPECT_EQ(-1, preadv2(self->fd, &iov, 1, -1, RWF_NOWAIT));
+	EXPECT_EQ(EAGAIN, errno) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, set_callout(self->fd, 3, 42, NULL));
+	ASSERT_EQ(0, advance(self->fd, 3));
+	ASSERT_EQ(sizeof(rec[0]), preadv2(self->fd, &iov, 1, -1, RWF_NOWAIT))
+		TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(42, rec[0].cookie);
+	EXPECT_EQ(START + 3, rec[0].fired);
+	EXPECT_EQ(-1, preadv2(self->fd, &iov, 1, -1, RWF_NOWAIT));
+	EXPECT_EQ(EAGAIN, errno) TH_LOG("%s", strerror(errno));
 }
 
 TEST_F(instance, legacy_interface_finds_func_arg)

@@ -397,19 +397,18 @@ struct tw_stats {
 };
 
 /*
- * read(2) returns whole records, oldest first: blocks (interruptibly) until at least one is
- * there, or fails with EAGAIN under O_NONBLOCK (and in io_uring's attempt that must not wait,
- * which then polls). A signal caught by a handler ends the wait with
- * EINTR (a handler installed with SA_RESTART restarts the read instead). A read that has
- * delivered records ends early on a signal and returns them, never EINTR (as read(2) of
- * /dev/zero does): a long read answers signals, and a stream of them never stops a reader. A
- * buffer smaller than one record: EINVAL (but a readv(2) of no bytes at all returns 0, as the
- * VFS answers it without asking the device). A buffer that faults ends the read with the records
- * delivered before it, or EFAULT if none was; the records it took and could not deliver go
- * back to the head of the ring, ahead of newer ones, as far as there is room (the ring may have
- * filled meanwhile: what does not fit is lost, counted in tw_stats.ring_drops). The file is a
- * stream, as a pipe is: it has no position, and lseek(2), pread(2) and pwrite(2) fail with
- * ESPIPE.
+ * read(2) returns whole records, oldest first: blocks (interruptibly) until at least one is there,
+ * or fails with EAGAIN under O_NONBLOCK, in preadv2(2) with RWF_NOWAIT (offset -1), and in
+ * io_uring's attempt that must not wait (which then polls). A signal caught by a handler ends the
+ * wait with EINTR (a handler installed with SA_RESTART restarts the read instead). A read that has
+ * delivered records ends early on a signal and returns them, never EINTR (as read(2) of /dev/zero
+ * does): a long read answers signals, and a stream of them never stops a reader. A buffer smaller
+ * than one record: EINVAL (but a readv(2) of no bytes at all returns 0, as the VFS answers it
+ * without asking the device). A buffer that faults ends the read with the records delivered before
+ * it, or EFAULT if none was; the records it took and could not deliver go back to the head of the
+ * ring, ahead of newer ones, as far as there is room (the ring may have filled meanwhile: what does
+ * not fit is lost, counted in tw_stats.ring_drops). The file is a stream, as a pipe is: it has no
+ * position, and lseek(2), pread(2) and pwrite(2) fail with ESPIPE.
  */
 #define TW_ORIGIN_CALLOUT 1 /* TW_IOC_SETCALLOUT: cookie */
 #define TW_ORIGIN_LEGACY 2 /* TW_IOC_TIMEOUT: func, arg */
