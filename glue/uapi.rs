@@ -4,8 +4,10 @@
 //! (one file, also compiled into the `fig9` tool, whose build checks it against the header).
 //!
 //! This room adds what only the kernel side needs: the ioctl numbers in the kernel's `_IOC`
-//! encoding, the byte-level marker traits that let [`UserSlice`](kernel::uaccess::UserSlice)
-//! copy the structures, and the errno of each wheel error.
+//! encoding (which the same build checks against the header's, so each stays in the form it
+//! reads: `_IOR::<T>(TW_IOC_MAGIC, nr)` and the like), the byte-level marker traits that let
+//! [`UserSlice`](kernel::uaccess::UserSlice) copy the structures, and the errno of each wheel
+//! error.
 
 use core::mem::size_of;
 use kernel::{

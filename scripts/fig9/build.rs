@@ -10,10 +10,14 @@
 //! - every structure of the header exists in the twin with the same fields in the same order,
 //!   and the same size, alignment, field offsets and field sizes; the twin has nothing more;
 //! - every `TW_IOC_*` request of the header equals the opcode this tool computes with rustix
-//!   (`crate::device::TW_IOC_*`), as clang evaluates the header's own `_IOR`/`_IOW`/`_IOWR`.
+//!   (`crate::device::TW_IOC_*`), as clang evaluates the header's own `_IOR`/`_IOW`/`_IOWR`;
+//! - the module's requests (`glue/uapi.rs`, the kernel crate's `_IOR::<T>(TW_IOC_MAGIC, nr)` and
+//!   the like, which the module alone compiles) are the header's: the same names, and each the
+//!   opcode rustix computes from the same direction, structure and number.
 //!
-//! `TW_UAPI_HEADER=path` checks another header instead (to see the check fail on a changed
-//! copy); libclang is looked up in `LIBCLANG_PATH`, by default LLVM 19's (scripts/setup.sh).
+//! `TW_UAPI_HEADER=path` checks another header instead, and `TW_UAPI_GLUE=path` another copy of
+//! `glue/uapi.rs` (to see the check fail on a changed copy); libclang is looked up in
+//! `LIBCLANG_PATH`, by default LLVM 19's (scripts/setup.sh).
 
 use std::collections::BTreeMap;
 use std::env;
@@ -30,17 +34,25 @@ fn main() {
     let uapi = dir.join("../../include/uapi");
     let header = env::var_os("TW_UAPI_HEADER").map_or(uapi.join("timerwheel.h"), PathBuf::from);
     let twin = uapi.join("timerwheel.rs");
-    for f in [&header, &twin] {
+    let glue = env::var_os("TW_UAPI_GLUE").map_or(dir.join("../../glue/uapi.rs"), PathBuf::from);
+    for f in [&header, &twin, &glue] {
         println!("cargo:rerun-if-changed={}", f.display());
     }
     println!("cargo:rerun-if-env-changed=TW_UAPI_HEADER");
+    println!("cargo:rerun-if-env-changed=TW_UAPI_GLUE");
     println!("cargo:rerun-if-env-changed=LIBCLANG_PATH");
     if env::var_os("LIBCLANG_PATH").is_none() {
         env::set_var("LIBCLANG_PATH", DEFAULT_LIBCLANG);
     }
     let c = bindings(&header);
     let twin_text = fs::read_to_string(&twin).unwrap_or_else(|e| panic!("{}: {e}", twin.display()));
-    let check = match Check::new(&c, &twin_text) {
+    let glue_text = fs::read_to_string(&glue).unwrap_or_else(|e| panic!("{}: {e}", glue.display()));
+    let check = match Check::new(&c, &twin_text).and_then(|mut check| {
+        check
+            .glue(&c, &glue_text)
+            .map_err(|e| format!("{}: {e}", glue.display()))?;
+        Ok(check)
+    }) {
         Ok(check) => check,
         Err(e) => panic!(
             "uapi check: {} against {}: {e}",
@@ -151,6 +163,60 @@ fn string_value(expr: &syn::Expr) -> Option<String> {
     }
 }
 
+/// rustix's opcode for a request of the module, `_IOR::<T>(TW_IOC_MAGIC, nr)` and the like (or
+/// `_IO(TW_IOC_MAGIC, nr)`): the same direction, with `T` from the Rust twin (or a primitive
+/// type) and the same number.
+fn glue_request(expr: &syn::Expr) -> Option<String> {
+    let syn::Expr::Call(call) = expr else {
+        return None;
+    };
+    let syn::Expr::Path(func) = &*call.func else {
+        return None;
+    };
+    let seg = func.path.segments.last()?;
+    let direction = match seg.ident.to_string().as_str() {
+        "_IO" => "none",
+        "_IOR" => "read",
+        "_IOW" => "write",
+        "_IOWR" => "read_write",
+        _ => return None,
+    };
+    let ty = match &seg.arguments {
+        syn::PathArguments::None if direction == "none" => String::new(),
+        syn::PathArguments::AngleBracketed(generics) if direction != "none" => {
+            let [syn::GenericArgument::Type(syn::Type::Path(ty))] =
+                generics.args.iter().collect::<Vec<_>>()[..]
+            else {
+                return None;
+            };
+            let ty = ty.path.get_ident()?.to_string();
+            if ty.starts_with("tw_") {
+                format!("::<rs::{ty}>")
+            } else {
+                format!("::<{ty}>")
+            }
+        }
+        _ => return None,
+    };
+    let [magic, nr] = call.args.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    let magic = match magic {
+        syn::Expr::Path(p) if p.path.is_ident("TW_IOC_MAGIC") => "rs::TW_IOC_MAGIC as u8",
+        _ => return None,
+    };
+    let syn::Expr::Lit(syn::ExprLit {
+        lit: syn::Lit::Int(nr),
+        ..
+    }) = nr
+    else {
+        return None;
+    };
+    Some(format!(
+        "rustix::ioctl::opcode::{direction}{ty}({magic}, {nr})"
+    ))
+}
+
 /// The generated assertions, and what is worth a warning.
 struct Check {
     code: String,
@@ -215,6 +281,44 @@ impl Check {
                      the header"
                 ));
             }
+        }
+    }
+
+    /// The module's requests, in `glue/uapi.rs`: each `const TW_IOC_*: u32 = _IO*::<T>(TW_IOC_MAGIC,
+    /// nr)` must be the header's request of that name, which rustix computes likewise from the
+    /// same direction, type and number; and the module must have every request of the header.
+    fn glue(&mut self, c_text: &str, glue_text: &str) -> Result<(), String> {
+        let c = Decls::parse(c_text).map_err(|e| format!("bindgen output: {e}"))?;
+        let file = syn::parse_file(glue_text).map_err(|e| format!("parse: {e}"))?;
+        let mut seen = Vec::new();
+        for item in file.items {
+            let syn::Item::Const(k) = item else { continue };
+            let name = k.ident.to_string();
+            if !name.starts_with("TW_IOC_") {
+                continue;
+            }
+            let request = glue_request(&k.expr).ok_or_else(|| {
+                format!("{name} is not `_IO(TW_IOC_MAGIC, nr)` or `_IOR|_IOW|_IOWR::<T>(TW_IOC_MAGIC, nr)`")
+            })?;
+            if !c.consts.contains(&format!("TWCHECK_{name}")) {
+                return Err(format!("the module defines {name}, the header does not"));
+            }
+            let cond = format!("c::TWCHECK_{name} as u64 == {request} as u64");
+            let _ = writeln!(
+                self.code,
+                "const _: () = assert!({cond}, \"{name}: timerwheel.h and the module's \
+                 glue/uapi.rs disagree\");"
+            );
+            seen.push(name);
+        }
+        match c
+            .consts
+            .iter()
+            .filter_map(|n| n.strip_prefix("TWCHECK_"))
+            .find(|n| !seen.iter().any(|s| s == n))
+        {
+            Some(missing) => Err(format!("the header defines {missing}, the module does not")),
+            None => Ok(()),
         }
     }
 
