@@ -38,7 +38,7 @@ use crate::{
 /// pending signal ends the configuration (EINTR, or a restart: `instance::UNDONE`): 64 Ki, a
 /// few milliseconds in an emulated debug guest. The default geometry (64 Ki callouts, 4 Ki
 /// records) is made in one stretch, so that a first start on a fresh file, which configures it,
-/// does not fail for a signal. The largest the uapi accepts (some 450 MiB, seconds in such a
+/// does not fail for a signal. The largest the uapi accepts (up to 550 MiB, seconds in such a
 /// guest) answers one once the allocation under way and a chunk are done, and returns without
 /// freeing what it made ([`Buffer`]): the largest buffer, 128 MiB, takes 0.2 to 0.6 s to
 /// allocate there (`kvmalloc` gives up on a fatal signal only).

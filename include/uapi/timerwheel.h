@@ -109,8 +109,9 @@
 #define TW_FEATURE_POLL (1U << 0) /* poll/select/epoll report EPOLLIN */
 #define TW_FEATURE_TICKLESS (1U << 1) /* the real clock skips idle ticks (unless periodic) */
 #define TW_FEATURE_RANGE (1U << 2) /* ranges in tw_set/tw_timeout, TW_IOC_RESET, TW_IOC_QUERY */
-/* Memory a call is refused fails it with ENOMEM, in a memory cgroup too: the OOM killer, the
- * system's or the cgroup's, is never sent to make room for it. */
+/* Memory whose size a call chooses (an instance's storage, a batch's copy, a bench's timers) that
+ * it is refused fails it with ENOMEM, in a memory cgroup too: the OOM killer, the system's or the
+ * cgroup's, is never sent to make room for it. */
 #define TW_FEATURE_NO_OOM_KILL (1U << 3)
 
 /*
@@ -160,10 +161,10 @@ struct tw_config {
 };
 
 /*
- * TW_IOC_SETCALLOUT: a callout due `ticks` ticks from now, returning its handle. With `latest`
- * not 0, it may fire on any tick in [ticks, latest] ticks from now, and the structure picks the
- * cheapest (scheme 7: the last boundary of the coarsest slots inside the range; the others: the
- * latest tick); it never fires outside it.
+ * TW_IOC_SETCALLOUT: a callout due `ticks` ticks from now, returning its handle. With `latest` not
+ * 0, it may fire on any tick in [ticks, latest] ticks from now, and the structure picks the
+ * cheapest (scheme 7: the last boundary of the coarsest slots inside the range; scheme 4: the
+ * latest tick within MaxInterval; the others: the latest tick); it never fires outside it.
  * On the real clock, "now" is the tick real time has reached: an instance running behind
  * (overload: its ticks' work did not fit in time) adds the ticks it is behind, its lag, to
  * ticks and latest, and the limits below (TW_MAX_TICKS, MaxInterval) apply to ticks + lag.
@@ -199,26 +200,28 @@ struct tw_set {
 /*
  * TW_IOC_UNSETCALLOUT: cancels the callout `handle` names (from TW_IOC_SETCALLOUT or
  * TW_IOC_TIMEOUT). On an instance not configured yet it configures nothing. A handle names a
- * callout of the file that issued it: every instance numbers its handles from a start of its
- * own, so that one given to another file is stale there (the starts lie far apart: for two
- * files opened within 1,000 opens of each other, one would have to reuse an entry 4.9 * 10^8
- * times to issue a handle the other issued, or will).
+ * callout of the file that issued it: every instance numbers its handles from a start of its own,
+ * so that one given to another file is stale there (the starts lie far apart: for two files
+ * configured within 1,000 configurations of each other, the module's, one would have to reuse an
+ * entry 4.9 * 10^8 times to issue a handle the other issued, or will).
  * Errors: ENOENT  the handle is stale: the callout fired, was cancelled, never existed, or is
  *                 another file's
  */
 
 /*
- * TW_IOC_RESET: mod_timer: moves the pending callout `handle` names to `ticks` ticks from now
- * (or the range [ticks, latest]), keeping its handle and cookie. O(1) in schemes 3 to 7 (O(log
- * n) in 3), and nothing moves when the new deadline lands where the callout already is, or when
- * the callout is already due inside the new range (a callout pushed back with slack, again and
- * again, stays put while its deadline is acceptable). A callout already due but not yet
- * processed (its tick was reached, but the per-tick budget carried its expiry over, or the
- * ADVANCE that reached it was cut short) is re-armed too, and leaves the due queue. On the real
- * clock the call first brings the instance up to real time, processing what is due as far as
- * one hold's work and the per-tick budget allow: a callout whose deadline has passed normally
- * fires then (its expiry record goes to the ring) and the call fails with ENOENT; only one the
- * budget carries over, or one not reached yet under overload, is re-armed.
+ * TW_IOC_RESET: mod_timer: moves the pending callout `handle` names to `ticks` ticks from now (or
+ * the range [ticks, latest]), keeping its handle and cookie. O(1) in schemes 1, 4, 6 and 7, O(log
+ * n) in 3; on the sorted lists of schemes 2 and 5 a deadline that leaves its place walks the list
+ * as a start does (O(n), O(n/M) on average in 5: see EINTR below). Nothing moves when the new
+ * deadline lands where the callout already is, or when the callout is already due inside the new
+ * range (a callout pushed back with slack, again and again, stays put while its deadline is
+ * acceptable). A callout already due but not yet processed (its tick was reached, but the per-tick
+ * budget carried its expiry over, or the ADVANCE that reached it was cut short) is re-armed too,
+ * and leaves the due queue. On the real clock the call first brings the instance up to real time,
+ * processing what is due as far as one hold's work and the per-tick budget allow: a callout whose
+ * deadline has passed normally fires then (its expiry record goes to the ring) and the call fails
+ * with ENOENT; only one the budget carries over, or one not reached yet under overload, is
+ * re-armed.
  * Errors: as TW_IOC_SETCALLOUT (but ENOSPC and ENOMEM), and
  *         ENOENT  the handle is stale
  *         EINTR   a signal caught by a handler arrived during a long placement (schemes 2 and
@@ -263,25 +266,25 @@ struct tw_timeout {
 };
 
 /*
- * TW_IOC_UNTIMEOUT: untimeout(func, arg), found through a hash table on (func, arg). With
- * several callouts of the same (func, arg), the one due first is cancelled (as BSD's walk of its
- * sorted list did); among those due on the same tick, the one set first. The walk of a long
- * hash chain (many duplicates) goes on over several holds of the instance's lock, each of at
- * most hold_work entries; callouts set meanwhile are not looked at. The walk starts again from
- * the chain's head once: when the match it would cancel fires, or a TW_IOC_RESET (from another
- * thread) moves one of its matches. After that it goes on, and a match reset meanwhile is
- * compared at its new deadline with the best so far; should the best fire and nothing after it
- * match, the walk goes back to the head a last time and cancels the first match it meets there
- * (set meanwhile or not), so that neither firings nor another thread's resets or new callouts
- * can keep it walking: it ends within three walks of the chain. A walk a signal cuts short on
- * its first pass of the chain (it had not gone back to the head) is kept: the same thread's
- * next UNTIMEOUT of the same (func, arg) goes on where it stopped, if no TW_IOC_TIMEOUT (or
- * TW_OP_TIMEOUT) of that (func, arg) succeeded on the file since the walk began and no reset of
- * a sorted list's callout was undone meanwhile; callouts of other keys, on its chain or not, do
- * not stop it. That is how a call started again after a stop and a continue, the freezer or task
- * work ends however often they come; a call made anew after a handler ran finds what a walk from
- * the chain's head would, as no new match can be on the chain. Any other call starts from the
- * head.
+ * TW_IOC_UNTIMEOUT: untimeout(func, arg), found through a hash table on (func, arg). With several
+ * callouts of the same (func, arg), the one due first is cancelled (as BSD's walk of its sorted
+ * list did); among those due on the same tick, the one set first. The walk of a long hash chain
+ * (many duplicates) goes on over several holds of the instance's lock, each of at most hold_work
+ * entries; callouts set meanwhile are not looked at. The walk starts again from the chain's head
+ * once: when the match it would cancel fires, or a TW_IOC_RESET (from another thread) moves one of
+ * its matches. After that it goes on, and a match reset meanwhile is compared at its new deadline
+ * with the best so far; should the best fire and nothing after it match, the walk goes back to the
+ * head a last time and cancels the first match it meets there (set meanwhile or not), so that
+ * neither firings nor another thread's resets or new callouts can keep it walking: it ends within
+ * three walks of the chain. A walk a signal cuts short on its first pass of the chain (it had not
+ * gone back to the head) is kept: the same thread's next UNTIMEOUT of the same (func, arg) goes on
+ * where it stopped, if no TW_IOC_TIMEOUT (or TW_OP_TIMEOUT) of that (func, arg) succeeded on the
+ * file since the walk began, no reset of a sorted list's callout was undone, and no TW_IOC_BATCH
+ * and no other thread's TW_IOC_UNTIMEOUT ran on the file meanwhile; callouts of other keys, on its
+ * chain or not, do not stop it. That is how a call started again after a stop and a continue, the
+ * freezer or task work ends however often they come; a call made anew after a handler ran finds
+ * what a walk from the chain's head would, as no new match can be on the chain. Any other call
+ * starts from the head.
  * Errors: ENOENT  no outstanding callout has this (func, arg); after a walk over several holds,
  *                 every one it looked at fired (or was cancelled) before it could cancel it,
  *                 callouts set behind it meanwhile being left alone
