@@ -67,11 +67,15 @@ bad_usage() {
 	exit 2
 }
 
-# value OPTION [VALUE...], with the arguments from OPTION on: an option's value must follow it.
+# value OPTION [VALUE...], with the arguments from OPTION on: an option's value must follow it
+# (another option in its place, `--out --quick`, is a usage error too).
 value() {
 	if [ $# -lt 2 ] || [ -z "$2" ]; then
 		bad_usage "$1 needs a value"
 	fi
+	case "$2" in
+	--*) bad_usage "$1 needs a value, not the option '$2'" ;;
+	esac
 }
 
 # is_count VALUE: whether VALUE is a positive whole number of at most nine digits, which the

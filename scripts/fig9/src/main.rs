@@ -445,23 +445,30 @@ fn fig9_jobs(svg: &Path, measure: Option<&'static str>) -> Vec<(&'static str, Pa
     }
 }
 
-/// Draws the fig9 figures of [`fig9_jobs`]; with `refuse_blank`, fails before writing any
-/// if one of them would show no point.
+/// Draws the fig9 figures of [`fig9_jobs`]; with `refuse_blank` (the CSV drawn from, which the
+/// error names), fails before writing any if one of them would show no point. A write's error
+/// names its SVG.
 fn draw_fig9(
     rows: &[Row],
     jobs: &[(&str, PathBuf)],
     title: &str,
-    refuse_blank: bool,
+    refuse_blank: Option<&Path>,
 ) -> Result<(), String> {
     let figures: Vec<_> = jobs
         .iter()
         .map(|(m, path)| (*m, path, plot::fig9_figure(rows, m, title)))
         .collect();
-    if let Some((m, ..)) = figures.iter().find(|(.., f)| refuse_blank && f.is_blank()) {
-        return Err(format!("no measured point of measure {m}: nothing to plot"));
+    if let Some(csv) = refuse_blank {
+        if let Some((m, ..)) = figures.iter().find(|(.., f)| f.is_blank()) {
+            return Err(format!(
+                "{}: no measured point of measure {m}: nothing to plot",
+                csv.display()
+            ));
+        }
     }
     for (_, path, fig) in &figures {
-        write(path, &plot::render_svg(fig)?)?;
+        let svg = plot::render_svg(fig).map_err(|e| format!("{}: {e}", path.display()))?;
+        write(path, &svg)?;
     }
     Ok(())
 }
@@ -480,7 +487,15 @@ impl RunArgs {
             curves: if self.curves.is_empty() {
                 CURVES.to_vec()
             } else {
-                self.curves.clone()
+                // A curve named twice is measured once.
+                let mut curves = self.curves.clone();
+                let mut seen = Vec::new();
+                curves.retain(|c| {
+                    let first = !seen.contains(c);
+                    seen.push(*c);
+                    first
+                });
+                curves
             },
         }
     }
@@ -533,7 +548,7 @@ fn cmd_run(a: &RunArgs) -> Result<ExitCode, Failure> {
         &res.fig9,
         &fig9_jobs(&a.out.join("fig9.svg"), None),
         FIG9_TITLE,
-        false,
+        None,
     )?;
     let tick = plot::tick_figure(&res.tick, TICK_TITLE);
     write(&a.out.join("tick.svg"), &plot::render_svg(&tick)?)?;
@@ -596,7 +611,7 @@ fn cmd_plot(a: &PlotArgs) -> Result<(), Failure> {
     refuse_input(&a.csv, &outputs)?;
     let rows: Vec<Row> = records::parse(&text).map_err(context)?;
     let title = a.title.as_deref().unwrap_or(FIG9_TITLE);
-    Ok(draw_fig9(&rows, &jobs, title, true).map_err(context)?)
+    Ok(draw_fig9(&rows, &jobs, title, Some(&a.csv))?)
 }
 
 fn cmd_summary(a: &SummaryArgs) -> Result<(), Failure> {
@@ -773,6 +788,10 @@ mod tests {
             ["scheme6-setcallout", "bsd-traditional", "scheme7-mod"]
         );
         assert_eq!(r.slots, 256);
+        // A curve named twice is measured once, where it was first named.
+        let r = run("run --curves scheme7-mod,bsd-traditional,scheme7-mod");
+        let names: Vec<&str> = r.curves.iter().map(|c| c.name).collect();
+        assert_eq!(names, ["scheme7-mod", "bsd-traditional"]);
         assert!(error("run --curves nope").contains("unknown curve 'nope'"));
         assert!(error("run --slots 1000").contains("not a power of two"));
         assert!(error("run --max-n 1e9").contains("beyond what an instance holds"));

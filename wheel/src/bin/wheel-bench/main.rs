@@ -711,7 +711,8 @@ fn measure(t: Timing, setup: Duration, max_reps: u64, mut f: impl FnMut(u64)) ->
         }
         // Grow, but not (much) past what is left of the budget.
         let left = (budget - spent).as_nanos() as f64 / per_rep.max(1.0);
-        reps = (reps * 4).min(left as u64 + 1).max(1);
+        // Saturating: a budget of many years leaves more than u64 counts.
+        reps = (reps * 4).min((left as u64).saturating_add(1)).max(1);
     }
 }
 
