@@ -39,6 +39,11 @@ leaks=${2:-}
 	echo "check-dmesg: no kernel log at $dmesg" >&2
 	exit 1
 }
+# A scan not saved (a kernel without kmemleak) is no report; one that is not a file is an error.
+if [ -n "$leaks" ] && [ -e "$leaks" ] && [ ! -f "$leaks" ]; then
+	echo "check-dmesg: the kmemleak scan $leaks is not a file" >&2
+	exit 1
+fi
 
 # KIND|extended regexp, matched against each line without its timestamp. The lockup detectors'
 # formats are those of kernel/watchdog.c (pr_fmt "watchdog: "), kernel/hung_task.c and

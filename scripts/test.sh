@@ -15,7 +15,8 @@
 #   wheel     cargo fmt --check, clippy, `cargo test` (doc tests included) and `cargo doc`
 #             (warnings denied) of the kernel-free algorithms
 #   fig9-tool cargo fmt --check, clippy and `cargo test` of the Figure 9 tool (scripts/fig9),
-#             and its uapi-check-test.sh (the build must fail when header and Rust twin differ)
+#             and its uapi-check-test.sh (the build must fail when the header and its Rust
+#             twin, or the header and the module's ioctl requests, differ)
 #   kernel    scripts/build-kernel.sh debug and perf (cached; 8-25 min each from scratch on 2
 #             cores), at most one of them from scratch in a run, so that a run on a new machine
 #             fits in CI's time: the debug kernel, which the guest boots, always; the perf
