@@ -2410,20 +2410,6 @@ static int interrupted_ioctl(struct __test_metadata *_metadata, int fd, unsigned
 			 "came before it began")
 
 /*
- * As SKIP_IF_UNSIGNALLED, for a call that a signal while it runs ends with EINTR: one that came
- * as it ended, after its last look at pending signals, is delivered on the way back and the call
- * has succeeded (0), which says nothing of how it answers one. `interrupted_ioctl` has checked
- * that it ended promptly after the signal, so that a call ignoring signals still fails.
- */
-#define SKIP_UNLESS_INTERRUPTED(late, ret, err)                                            \
-	do {                                                                               \
-		SKIP_IF_UNSIGNALLED(late, ret, err);                                       \
-		if ((ret) == 0)                                                            \
-			TW_SKIP(return, "the ioctl ended as the signal came: not slow enough " \
-				"here");                                                   \
-	} while (0)
-
-/*
  * Slow starts: the sorted lists (scheme 2, and scheme 5 with its fewest slots) filled with n
  * callouts, then asked for callouts later than all of them, each of which walks all n.
  */
@@ -2481,7 +2467,7 @@ TEST_F_TIMEOUT(slow_start, a_signal_ends_a_batch, 300)
 					 .result = 1 };
 	ret = interrupted_ioctl(_metadata, self->fd, TW_IOC_BATCH, &b, 200, &late);
 	err = errno;
-	SKIP_UNLESS_INTERRUPTED(late, ret, err);
+	SKIP_IF_UNSIGNALLED(late, ret, err);
 	ASSERT_EQ(-1, ret);
 	EXPECT_EQ(EINTR, err);
 	/* A prefix ran; the rest were not run and say so. */
@@ -2533,7 +2519,7 @@ TEST_F_TIMEOUT(slow_start, a_signal_in_a_batch_of_resets_loses_no_callout, 300)
 	}
 	ret = interrupted_ioctl(_metadata, self->fd, TW_IOC_BATCH, &b, 200, &late);
 	err = errno;
-	SKIP_UNLESS_INTERRUPTED(late, ret, err);
+	SKIP_IF_UNSIGNALLED(late, ret, err);
 	ASSERT_EQ(-1, ret);
 	EXPECT_EQ(EINTR, err);
 	while (ran < OPS && ops[ran].result == 0)
@@ -2714,7 +2700,7 @@ TEST_F_TIMEOUT(slow_start, a_signal_ends_a_bench, 300)
 		ret = interrupted_ioctl(_metadata, self->fd, calls[i].request, calls[i].arg, 200,
 					&late);
 		err = errno;
-		SKIP_UNLESS_INTERRUPTED(late, ret, err);
+		SKIP_IF_UNSIGNALLED(late, ret, err);
 		ASSERT_EQ(-1, ret);
 		EXPECT_EQ(EINTR, err);
 		/* Nothing of the bench is left behind. */
@@ -2752,7 +2738,7 @@ TEST_F_TIMEOUT(file, a_signal_ends_a_bench_of_linux_timers_while_they_are_made, 
 		TH_LOG("bench kind %u", kinds[k]);
 		ret = interrupted_ioctl(_metadata, self->fd, TW_IOC_BENCH, &b, 200, &late);
 		err = errno;
-		SKIP_UNLESS_INTERRUPTED(late, ret, err);
+		SKIP_IF_UNSIGNALLED(late, ret, err);
 		ASSERT_EQ(-1, ret);
 		EXPECT_EQ(EINTR, err);
 		/* Nothing is left behind: a small bench of the same kind runs as usual. */
@@ -2882,7 +2868,7 @@ TEST_F_TIMEOUT(slow_tick, a_signal_ends_an_advance, 300)
 		return;
 	ret = interrupted_ioctl(_metadata, self->fd, TW_IOC_ADVANCE, &n, 200, &late);
 	err = errno;
-	SKIP_UNLESS_INTERRUPTED(late, ret, err);
+	SKIP_IF_UNSIGNALLED(late, ret, err);
 	ASSERT_EQ(-1, ret);
 	EXPECT_EQ(EINTR, err);
 	ASSERT_EQ(0, get_stats(self->fd, &st));
