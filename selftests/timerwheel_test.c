@@ -53,6 +53,13 @@ TEST(info_reports_version_schemes_limits_and_timer_sizes)
 	EXPECT_EQ(0, info.features & ~(__u32)(TW_FEATURE_POLL | TW_FEATURE_TICKLESS |
 					     TW_FEATURE_RANGE | TW_FEATURE_NO_OOM_KILL))
 		TH_LOG("unknown feature bits %#x", info.features);
+	/*
+	 * Every build has the tickless clock and ranges (poll and the no-OOM flag depend on the
+	 * kernel's patches): the tests that need them skip without them, so losing them fails here.
+	 */
+	EXPECT_EQ(TW_FEATURE_TICKLESS | TW_FEATURE_RANGE,
+		  info.features & (TW_FEATURE_TICKLESS | TW_FEATURE_RANGE))
+		TH_LOG("features %#x", info.features);
 	/* TW_HOLD_WORK unless the module was loaded with another hold_work. */
 	EXPECT_LT(0, info.hold_work);
 	TH_LOG("features %#x, hold_work %u, %llu instances, up %llu ms", info.features,
