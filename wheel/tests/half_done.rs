@@ -44,6 +44,8 @@ struct Fuzz<'a, W: Scheme> {
     scales: &'static [u64],
     /// Whether the last advance left a tick half done.
     ticking: bool,
+    /// Calls that succeeded: starts, stops, reschedules and pops.
+    done: [usize; 4],
 }
 
 impl<W: Scheme> Fuzz<'_, W> {
@@ -103,6 +105,7 @@ impl<W: Scheme> Fuzz<'_, W> {
         if self.live.remove(&e.handle.to_raw()) != Some(e.deadline) {
             self.fail(&format!("timer {} popped, not live at that deadline", e.id));
         }
+        self.done[3] += 1;
         true
     }
 
@@ -149,6 +152,7 @@ impl<W: Scheme> Fuzz<'_, W> {
                     let d = self.w.deadline(h).unwrap();
                     self.log.push(format!("start {i} -> {h:?} due {d}"));
                     self.live.insert(h.to_raw(), d);
+                    self.done[0] += 1;
                 }
             }
             25..=44 => {
@@ -158,6 +162,7 @@ impl<W: Scheme> Fuzz<'_, W> {
                     self.log.push(format!("stop {h:?} {r:?}"));
                     if r.is_ok() {
                         self.live.remove(&h.to_raw());
+                        self.done[1] += 1;
                     }
                 }
             }
@@ -170,6 +175,7 @@ impl<W: Scheme> Fuzz<'_, W> {
                         let d = self.w.deadline(h).unwrap();
                         self.log.push(format!("reschedule {h:?} [{i}, {j}] -> {d}"));
                         self.live.insert(h.to_raw(), d);
+                        self.done[2] += 1;
                     }
                 }
             }
@@ -217,12 +223,21 @@ fn run<W: Scheme>(w: &mut W, seed: u64, scales: &'static [u64]) {
         log: Vec::new(),
         scales,
         ticking: false,
+        done: [0; 4],
     };
     for _ in 0..CALLS {
         f.step();
         if f.log.len() > 4 * LOG {
             f.log.drain(..2 * LOG);
         }
+    }
+    // Calls that all failed (a start refused, a timer never popped) would check nothing.
+    let [starts, stops, reschedules, pops] = f.done;
+    if starts == 0 || stops == 0 || reschedules == 0 || pops == 0 {
+        f.fail(&format!(
+            "{starts} starts, {stops} stops, {reschedules} reschedules and {pops} pops \
+             succeeded in {CALLS} calls"
+        ));
     }
 }
 
