@@ -820,10 +820,15 @@ fn ioctl_info(mut w: UserSliceWriter) -> Result {
     } else {
         0
     };
+    let nowait = if cfg!(tw_fmode_nowait) {
+        TW_FEATURE_NOWAIT
+    } else {
+        0
+    };
     let info = tw_info {
         version: TW_VERSION,
         schemes: SchemeKind::ALL.iter().fold(0, |m, k| m | 1 << (*k as u32)),
-        features: poll | no_oom_kill | TW_FEATURE_TICKLESS | TW_FEATURE_RANGE,
+        features: poll | no_oom_kill | nowait | TW_FEATURE_TICKLESS | TW_FEATURE_RANGE,
         hold_work: crate::hold_work() as u32,
         instances: crate::INSTANCES.load(ordering::Relaxed),
         uptime_ns: crate::uptime_ns(),
@@ -937,9 +942,8 @@ macro_rules! misc_device {
                 // before the call and does not change during it.
                 let ki_flags = unsafe { (*kiocb.as_raw()).ki_flags };
                 // A read that must not wait: the file's O_NONBLOCK, or the kiocb's IOCB_NOWAIT
-                // (io_uring reads in line, with it, a file whose poll says it is readable, and
-                // expects EAGAIN rather than a sleep should another reader have emptied the ring
-                // meanwhile).
+                // (preadv2(2) with RWF_NOWAIT, and io_uring's first attempt, which on EAGAIN
+                // waits for poll instead of a sleep here).
                 let nonblock = flags & O_NONBLOCK != 0 || ki_flags & IOCB_NOWAIT != 0;
                 kiocb.file().read(nonblock, iov)
             }

@@ -51,7 +51,8 @@ TEST(info_reports_version_schemes_limits_and_timer_sizes)
 	EXPECT_EQ(TW_VERSION, info.version);
 	EXPECT_EQ(0xfe, info.schemes); /* schemes 1..7 */
 	EXPECT_EQ(0, info.features & ~(__u32)(TW_FEATURE_POLL | TW_FEATURE_TICKLESS |
-					     TW_FEATURE_RANGE | TW_FEATURE_NO_OOM_KILL))
+					     TW_FEATURE_RANGE | TW_FEATURE_NO_OOM_KILL |
+					     TW_FEATURE_NOWAIT))
 		TH_LOG("unknown feature bits %#x", info.features);
 	/*
 	 * Every build has the tickless clock and ranges (poll and the no-OOM flag depend on the
@@ -479,9 +480,14 @@ TEST_F(instance, a_read_that_must_not_wait_returns_eagain_or_the_records)
 {
 	struct tw_fired rec[2];
 	struct iovec iov = { .iov_base = rec, .iov_len = sizeof(rec) };
+	struct tw_info info;
 
 	if (self->fd < 0)
 		return;
+	ASSERT_EQ(0, ioctl(self->fd, TW_IOC_INFO, &info));
+	if (!(info.features & TW_FEATURE_NOWAIT))
+		TW_SKIP(return, "the module has no TW_FEATURE_NOWAIT (a kernel whose FMODE_NOWAIT "
+			"Kbuild does not know)");
 	ASSERT_EQ(0, configure(self->fd, variant, TW_CLOCK_MANUAL, 4, START));
 	ASSERT_EQ(0, fcntl(self->fd, F_GETFL) & O_NONBLOCK);
 	EXPECT_EQ(-1, preadv2(self->fd, &iov, 1, -1, RWF_NOWAIT));

@@ -113,6 +113,9 @@
  * it is refused fails it with ENOMEM, in a memory cgroup too: the OOM killer, the system's or the
  * cgroup's, is never sent to make room for it. */
 #define TW_FEATURE_NO_OOM_KILL (1U << 3)
+/* preadv2(2) with RWF_NOWAIT reads without waiting (the file has FMODE_NOWAIT); without it the
+ * call fails with EOPNOTSUPP. */
+#define TW_FEATURE_NOWAIT (1U << 4)
 
 /*
  * TW_IOC_INFO: the module, not the instance. Needs no timer: the module arms none of its own.
@@ -401,7 +404,7 @@ struct tw_stats {
 
 /*
  * read(2) returns whole records, oldest first: blocks (interruptibly) until at least one is there,
- * or fails with EAGAIN under O_NONBLOCK, in preadv2(2) with RWF_NOWAIT (offset -1), and in
+ * or fails with EAGAIN under O_NONBLOCK, in preadv2(2) with RWF_NOWAIT (TW_FEATURE_NOWAIT), and in
  * io_uring's attempt that must not wait (which then polls). A signal caught by a handler ends the
  * wait with EINTR (a handler installed with SA_RESTART restarts the read instead). A read that has
  * delivered records ends early on a signal and returns them, never EINTR (as read(2) of /dev/zero

@@ -52,6 +52,7 @@ pub const TW_FEATURE_POLL: u32 = 1 << 0;
 pub const TW_FEATURE_TICKLESS: u32 = 1 << 1;
 pub const TW_FEATURE_RANGE: u32 = 1 << 2;
 pub const TW_FEATURE_NO_OOM_KILL: u32 = 1 << 3;
+pub const TW_FEATURE_NOWAIT: u32 = 1 << 4;
 
 pub const TW_OP_SET: u32 = 1;
 pub const TW_OP_UNSET: u32 = 2;
