@@ -3508,7 +3508,7 @@ TEST_F_TIMEOUT(instance, untimeout_ends_while_another_thread_resets_a_duplicate,
 }
 
 /*
- * The largest instance the uapi accepts for `scheme` (290 to 550 MiB: TW_MAX_CAPACITY callouts with
+ * The largest instance the uapi accepts for `scheme` (44 to 550 MiB: TW_MAX_CAPACITY callouts with
  * the legacy tables, TW_MAX_SLOTS slots where the scheme has them, TW_MAX_RING records), on the
  * manual clock.
  */
@@ -3539,7 +3539,7 @@ static void expect_configured_and_firing(struct __test_metadata *_metadata, int 
 }
 
 /*
- * CONFIGURE of the largest instance the uapi accepts (290 to 550 MiB: TW_MAX_CAPACITY callouts with
+ * CONFIGURE of the largest instance the uapi accepts (44 to 550 MiB: TW_MAX_CAPACITY callouts with
  * the legacy tables, TW_MAX_SLOTS slots where the scheme has them, TW_MAX_RING records) takes
  * seconds in an emulated debug guest. Under a stream of signals it ends with EINTR, whatever the
  * machine's speed: a signal is pending whenever the module looks, between two chunks of the

@@ -282,12 +282,12 @@ struct tw_timeout {
  * three walks of the chain. A walk a signal cuts short on its first pass of the chain (it had not
  * gone back to the head) is kept: the same thread's next UNTIMEOUT of the same (func, arg) goes on
  * where it stopped, if no TW_IOC_TIMEOUT (or TW_OP_TIMEOUT) of that (func, arg) succeeded on the
- * file since the walk began, no reset of a sorted list's callout was undone, and no TW_IOC_BATCH
- * and no other thread's TW_IOC_UNTIMEOUT ran on the file meanwhile; callouts of other keys, on its
- * chain or not, do not stop it. That is how a call started again after a stop and a continue, the
- * freezer or task work ends however often they come; a call made anew after a handler ran finds
- * what a walk from the chain's head would, as no new match can be on the chain. Any other call
- * starts from the head.
+ * file since the walk began, no reset of a sorted list's callout was undone, and no TW_IOC_BATCH,
+ * no TW_IOC_BENCH and no other thread's TW_IOC_UNTIMEOUT ran on the file meanwhile; callouts of
+ * other keys, on its chain or not, do not stop it. That is how a call started again after a stop
+ * and a continue, the freezer or task work ends however often they come; a call made anew after a
+ * handler ran finds what a walk from the chain's head would, as no new match can be on the chain.
+ * Any other call starts from the head.
  * Errors: ENOENT  no outstanding callout has this (func, arg); after a walk over several holds,
  *                 every one it looked at fired (or was cancelled) before it could cancel it,
  *                 callouts set behind it meanwhile being left alone

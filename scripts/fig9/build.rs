@@ -47,19 +47,22 @@ fn main() {
     let c = bindings(&header);
     let twin_text = fs::read_to_string(&twin).unwrap_or_else(|e| panic!("{}: {e}", twin.display()));
     let glue_text = fs::read_to_string(&glue).unwrap_or_else(|e| panic!("{}: {e}", glue.display()));
-    let check = match Check::new(&c, &twin_text).and_then(|mut check| {
-        check
-            .glue(&c, &glue_text)
-            .map_err(|e| format!("{}: {e}", glue.display()))?;
-        Ok(check)
-    }) {
-        Ok(check) => check,
-        Err(e) => panic!(
-            "uapi check: {} against {}: {e}",
-            twin.display(),
+    // Each error names the file that disagrees with the header.
+    let against = |file: &Path| {
+        let what = format!(
+            "uapi check: {} against {}",
+            file.display(),
             header.display()
-        ),
+        );
+        move |e: String| format!("{what}: {e}")
     };
+    let check = Check::new(&c, &twin_text)
+        .map_err(against(&twin))
+        .and_then(|mut check| {
+            check.glue(&c, &glue_text).map_err(against(&glue))?;
+            Ok(check)
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
     for w in &check.warnings {
         println!("cargo:warning={w}");
     }
@@ -189,11 +192,14 @@ fn glue_request(expr: &syn::Expr) -> Option<String> {
             else {
                 return None;
             };
+            // A structure of the twin, or a fixed-width integer: what the uapi passes.
             let ty = ty.path.get_ident()?.to_string();
             if ty.starts_with("tw_") {
                 format!("::<rs::{ty}>")
-            } else {
+            } else if ["u8", "u16", "u32", "u64", "i32", "i64"].contains(&ty.as_str()) {
                 format!("::<{ty}>")
+            } else {
+                return None;
             }
         }
         _ => return None,
@@ -212,6 +218,8 @@ fn glue_request(expr: &syn::Expr) -> Option<String> {
     else {
         return None;
     };
+    // The number alone, whatever its suffix: the request's `nr` is a u8 in `_IOC`.
+    let nr = nr.base10_parse::<u8>().ok()?;
     Some(format!(
         "rustix::ioctl::opcode::{direction}{ty}({magic}, {nr})"
     ))
@@ -298,7 +306,10 @@ impl Check {
                 continue;
             }
             let request = glue_request(&k.expr).ok_or_else(|| {
-                format!("{name} is not `_IO(TW_IOC_MAGIC, nr)` or `_IOR|_IOW|_IOWR::<T>(TW_IOC_MAGIC, nr)`")
+                format!(
+                    "{name} is not `_IO(TW_IOC_MAGIC, nr)` or `_IOR|_IOW|_IOWR::<T>(TW_IOC_MAGIC, \
+                     nr)`, T a tw_ structure or a fixed-width integer, nr a number below 256"
+                )
             })?;
             if !c.consts.contains(&format!("TWCHECK_{name}")) {
                 return Err(format!("the module defines {name}, the header does not"));
