@@ -19,7 +19,11 @@
 #                builds need no registry);   PyPI: virtme-ng (in a venv under the cache directory).
 #
 # Extra Debian suites reuse the mirror of the machine's own apt configuration and are pinned at
-# priority 100, so only the packages named here come from them.
+# priority 100, so only the packages named here come from them. A suite that no longer offers a
+# pinned version (a backports suite may keep only its newest) gets that suite's newest instead,
+# with a warning; rust-src's must still be the version of `rustc`. A dpkg run cut short earlier
+# is finished first, and an install that fails on stale package lists is tried again after
+# `apt-get update`.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,11 +33,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 no_arguments "$@"
 
 # Pinned versions. The kernel, the Rust std sources and the compiler move together: change them
-# in one commit, and the kernel cache key (scripts/lib.sh) follows.
+# in one commit, and the kernel cache key (scripts/lib.sh) follows. Each extra suite's package
+# names its suite, from which alone it is taken.
 LINUX_SOURCE_PKG=linux-source-7.3
 LINUX_SOURCE_VER=7.3.4-1~bpo13+1
 RUST_SRC_VER=1.95.0+dfsg1-2~bpo13+1
 QEMU_VER=1:10.0.2+ds-2+deb13u1~bpo12+1
+QEMU_SUITE=bookworm-backports
+LINUX_SOURCE_SUITE=trixie-backports
+RUST_SRC_SUITE=trixie-backports
 LLVM_VER=19
 BINDGEN_VER=0.73.2
 VIRTME_NG_VER=1.42
@@ -73,10 +81,49 @@ add_suites() {
 	fi
 	local stamp=/var/lib/apt/lists/.rust-timerwheel-updated
 	if [ "$changed" = 1 ] || [ ! -f "$stamp" ]; then
-		log "apt-get update"
-		apt-get update -qq
+		refresh_lists
 		touch "$stamp"
 	fi
+}
+
+lists_fresh=0
+
+# Re-reads the package lists, once a run.
+refresh_lists() {
+	[ "$lists_fresh" = 0 ] || return 0
+	log "apt-get update"
+	apt-get update -qq
+	lists_fresh=1
+}
+
+# The versions of package $1 that suite $2 offers, newest first.
+suite_versions() {
+	apt-cache madison "$1" 2>/dev/null | awk -F' *[|] *' -v s=" $2/" 'index($3, s) { print $2 }'
+}
+
+# pick_version PKG PINNED SUITE [PREFIX]: the version of PKG to install, which must start with
+# PREFIX. PINNED where it does and is installed or SUITE offers it (after one refresh of the
+# lists); else, with a warning, the newest SUITE offers that starts with PREFIX. Dies when there
+# is none.
+pick_version() {
+	local pkg=$1 pinned=$2 suite=$3 prefix=${4:-} v
+	if [ "${pinned#"$prefix"}" != "$pinned" ] || [ -z "$prefix" ]; then
+		if installed "$pkg=$pinned"; then
+			echo "$pinned"
+			return 0
+		fi
+		if ! suite_versions "$pkg" "$suite" | grep -qxF -- "$pinned"; then
+			refresh_lists
+		fi
+		if suite_versions "$pkg" "$suite" | grep -qxF -- "$pinned"; then
+			echo "$pinned"
+			return 0
+		fi
+	fi
+	v=$(suite_versions "$pkg" "$suite" | awk -v p="$prefix" 'index($0, p) == 1 { print; exit }')
+	[ -n "$v" ] || die "$suite offers no $pkg${prefix:+ of version $prefix*} (pinned: $pinned)"
+	log "warning: installing $pkg $v from $suite in place of the pinned $pinned"
+	echo "$v"
 }
 
 # Succeeds when every "name=version" or "name" argument is installed (at that version).
@@ -107,18 +154,39 @@ apt_install() {
 		return 0
 	fi
 	log "apt-get install ${target[*]} $*"
+	if ! apt_get_install "${target[@]}" "$@"; then
+		[ "$lists_fresh" = 0 ] || die "apt-get install ${target[*]} $* failed"
+		log "apt-get install failed: trying once more on fresh package lists"
+		refresh_lists
+		apt_get_install "${target[@]}" "$@"
+	fi
+}
+
+apt_get_install() {
 	# A line a package set up, as progress: a fresh machine takes minutes here.
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${target[@]}" "$@" |
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" |
 		awk '/^Setting up / { print "  " $3; fflush() }'
 }
 
-check_rust_src() {
-	local rustc_ver deb_ver
+# Finishes a dpkg run that was cut short (a killed install), which apt-get install refuses to
+# go past; it does nothing when there is none.
+finish_dpkg() {
+	if [ -n "$(dpkg --audit 2>/dev/null)" ]; then
+		log "dpkg --configure -a (an earlier install was cut short)"
+		DEBIAN_FRONTEND=noninteractive dpkg --configure -a
+	fi
+}
+
+# The kernel needs the std sources of the very compiler it uses: rust-src of `rustc`'s version.
+install_rust_src() {
+	local rustc_ver deb_ver ver
 	rustc_ver=$(rustc --version | awk '{ print $2 }')
 	deb_ver=${RUST_SRC_VER%%+*}
 	if [ "$rustc_ver" != "$deb_ver" ]; then
-		die "rustc is $rustc_ver but the pinned Debian rust-src is $deb_ver: the kernel needs the std sources of the very compiler it uses. Install rustc $deb_ver or pin the rust-src that matches $rustc_ver in scripts/setup.sh."
+		log "warning: rustc is $rustc_ver, not the pinned $deb_ver: looking for its rust-src"
 	fi
+	ver=$(pick_version rust-src "$RUST_SRC_VER" "$RUST_SRC_SUITE" "$rustc_ver+")
+	apt_install "rust-src=$ver"
 	[ -f "$RUST_LIB_SRC/core/src/lib.rs" ] || die "rust-src is installed but $RUST_LIB_SRC/core/src/lib.rs is missing"
 }
 
@@ -152,19 +220,23 @@ fetch_crates() {
 }
 
 main() {
+	local qemu_ver source_ver
 	command -v rustc >/dev/null || die "no rustc on PATH: install Rust (rustup) first"
 	command -v cargo >/dev/null || die "no cargo on PATH"
 	need_root
+	finish_dpkg
 	add_suites
 	apt_install "${BOOKWORM_PKGS[@]}"
-	apt_install -t bookworm-backports "qemu-system-x86=$QEMU_VER"
-	apt_install "$LINUX_SOURCE_PKG=$LINUX_SOURCE_VER"
-	apt_install "rust-src=$RUST_SRC_VER"
-	check_rust_src
+	# (Each version is picked into a variable of its own, where set -e sees a failure.)
+	qemu_ver=$(pick_version qemu-system-x86 "$QEMU_VER" "$QEMU_SUITE")
+	apt_install -t "$QEMU_SUITE" "qemu-system-x86=$qemu_ver"
+	source_ver=$(pick_version "$LINUX_SOURCE_PKG" "$LINUX_SOURCE_VER" "$LINUX_SOURCE_SUITE")
+	apt_install "$LINUX_SOURCE_PKG=$source_ver"
+	install_rust_src
 	install_bindgen
 	install_virtme_ng
 	fetch_crates
-	log "setup complete: rustc $(rustc --version | awk '{ print $2 }'), bindgen $BINDGEN_VER, clang $LLVM_VER, QEMU ${QEMU_VER#1:}, virtme-ng $VIRTME_NG_VER"
+	log "setup complete: rustc $(rustc --version | awk '{ print $2 }'), bindgen $BINDGEN_VER, clang $LLVM_VER, QEMU ${qemu_ver#*:}, virtme-ng $VIRTME_NG_VER"
 }
 
 main
