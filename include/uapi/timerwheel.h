@@ -274,19 +274,21 @@ struct tw_timeout {
  * list did); among those due on the same tick, the one set first. The walk of a long hash chain
  * (many duplicates) goes on over several holds of the instance's lock, each of at most hold_work
  * entries; callouts set meanwhile are not looked at. The walk starts again from the chain's head
- * once: when the match it would cancel fires, or a TW_IOC_RESET (from another thread) moves one of
- * its matches. After that it goes on, and a match reset meanwhile is compared at its new deadline
- * with the best so far; should the best fire and nothing after it match, the walk goes back to the
- * head a last time and cancels the first match it meets there (set meanwhile or not), so that
- * neither firings nor another thread's resets or new callouts can keep it walking: it ends within
- * three walks of the chain. A walk a signal cuts short on its first pass of the chain (it had not
- * gone back to the head) is kept: the same thread's next UNTIMEOUT of the same (func, arg) goes on
- * where it stopped, if no TW_IOC_TIMEOUT (or TW_OP_TIMEOUT) of that (func, arg) succeeded on the
- * file since the walk began, no reset of a sorted list's callout was undone, and no TW_IOC_BATCH,
- * no TW_IOC_BENCH and no other thread's TW_IOC_UNTIMEOUT ran on the file meanwhile; callouts of
- * other keys, on its chain or not, do not stop it. That is how a call started again after a stop
- * and a continue, the freezer or task work ends however often they come; a call made anew after a
- * handler ran finds what a walk from the chain's head would, as no new match can be on the chain.
+ * once: when the match it would cancel fires or is cancelled, or a TW_IOC_RESET (from another
+ * thread) moves one of its matches. After that it goes on, and a match reset meanwhile is compared
+ * at its new deadline with the best so far; should the best fire and nothing after it match, the
+ * walk goes back to the head a last time and cancels the first match it meets there (set meanwhile
+ * or not), so that neither firings nor another thread's resets or new callouts can keep it walking:
+ * it ends within three walks of the chain. A walk a signal cuts short on its first pass of the
+ * chain (it had not gone back to the head) is kept: the same thread's next UNTIMEOUT of the same
+ * (func, arg) goes on where it stopped, if no TW_IOC_TIMEOUT (or TW_OP_TIMEOUT) of that (func, arg)
+ * succeeded on the file since the walk began, no reset of a sorted list's callout was undone, and
+ * no TW_IOC_BATCH, no bench of the instance's resets (TW_IOC_BENCH or TW_IOC_BENCH_PAIR of kind
+ * TW_BENCH_SETCALLOUT, TW_BENCH_TIMEOUT or TW_BENCH_MOD) and no other thread's TW_IOC_UNTIMEOUT ran
+ * on the file meanwhile; callouts of other keys, on its chain or not, do not stop it. That is how a
+ * call started again after a stop and a continue, the freezer or task work ends however often they
+ * come; a call made anew after a handler ran finds what a walk from the chain's head would, as no
+ * new match can be on the chain.
  * Any other call starts from the head.
  * Errors: ENOENT  no outstanding callout has this (func, arg); after a walk over several holds,
  *                 every one it looked at fired (or was cancelled) before it could cancel it,
